@@ -1,0 +1,90 @@
+"""Argument checks shared by every public function of the library.
+
+Each check raises ``TypeError`` (wrong kind of object) or ``ValueError`` (right
+kind, bad value) with a message that names the argument and what was expected,
+so a reader who passes a wrong shape learns which argument to fix.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+
+def check_int(name: str, value: object, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (not a bool) within ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int; got {type(value).__name__}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}; got {value}")
+    return value
+
+
+def check_float(
+    name: str,
+    value: object,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_min: bool = False,
+) -> float:
+    """A finite real number within ``[minimum, maximum]`` (``(minimum, ...]`` if ``strict_min``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number; got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite; got {value}")
+    if minimum is not None:
+        if strict_min and value <= minimum:
+            raise ValueError(f"{name} must be > {minimum}; got {value}")
+        if not strict_min and value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}; got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}; got {value}")
+    return value
+
+
+def check_choice(name: str, value: object, choices: Iterable[str]) -> str:
+    """One of a fixed set of strings."""
+    choices = tuple(choices)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, one of {choices}; got {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+    return value
+
+
+def check_array(
+    name: str,
+    value: object,
+    *,
+    ndim: int | None = None,
+    shape: Sequence[int | None] | None = None,
+    finite: bool = True,
+    complex_ok: bool = True,
+) -> np.ndarray:
+    """A numeric NumPy array with the given rank/shape (``None`` in ``shape`` = any size)."""
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray; got {type(value).__name__}")
+    if value.dtype.kind not in "biufc" or (value.dtype.kind == "c" and not complex_ok):
+        allowed = "real or complex" if complex_ok else "real"
+        raise TypeError(f"{name} must hold {allowed} numbers; got dtype {value.dtype}")
+    if ndim is not None and value.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-dimensional; got shape {value.shape}")
+    if shape is not None:
+        if value.ndim != len(shape) or any(s is not None and s != v for s, v in zip(shape, value.shape)):
+            want = tuple("any" if s is None else s for s in shape)
+            raise ValueError(f"{name} must have shape {want}; got {value.shape}")
+    if finite and value.size and not np.all(np.isfinite(value)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    return value
+
+
+def check_seed(name: str, value: object) -> int:
+    """A non-negative integer seed."""
+    return check_int(name, value, minimum=0)

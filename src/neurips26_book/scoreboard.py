@@ -1,0 +1,90 @@
+"""The ``{claims-scoreboard}`` directive: every chapter's claims in one table.
+
+A chapter's ``index.md`` uses ``{claims-scoreboard} 01-thwf`` (one chapter); the
+book's scoreboard page uses it with no argument (all chapters). The directive
+leaves a placeholder; after every notebook has been read (and executed or loaded
+from the cache) a post-transform replaces it with the table built from the claims
+that :mod:`neurips26_book.claims_mime` stored in the environment.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util.docutils import SphinxDirective
+
+from neurips26.claims import VERDICTS, Claim, claims_html
+from neurips26_book.claims_mime import ENV_KEY
+
+_HAS_SCOREBOARD = "neurips26_has_scoreboard"
+
+
+class ScoreboardNode(nodes.General, nodes.Element):
+    """Placeholder replaced by the claims table once all documents are read."""
+
+
+class ClaimsScoreboard(SphinxDirective):
+    """Insert the claims table of one chapter (argument) or of the whole book (no argument)."""
+
+    optional_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        from myst_nb.sphinx_ import NbMetadataCollector
+
+        NbMetadataCollector.set_doc_data(self.env, self.env.docname, _HAS_SCOREBOARD, True)
+        node = ScoreboardNode()
+        node["chapter"] = self.arguments[0] if self.arguments else None
+        return [node]
+
+
+def collect_claims(env: Any, chapter: str | None = None) -> list[Claim]:
+    """All claims stored in the environment, optionally of one chapter, sorted by chapter then document."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    found: list[Claim] = []
+    for docname, data in sorted(NbMetadataCollector.get_doc_data(env).items()):
+        for claim in data.get(ENV_KEY, {}).values():
+            c = Claim.from_dict(claim)
+            if chapter is None or c.chapter == chapter:
+                found.append(c)
+    return sorted(found, key=lambda c: c.chapter)
+
+
+def _summary(claims: list[Claim]) -> str:
+    counts = Counter(c.verdict for c in claims)
+    parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS]
+    scales = sorted({c.scale for c in claims})
+    return f"<p><b>{len(claims)} claims</b>: {', '.join(parts)} (scale: {', '.join(scales)}).</p>"
+
+
+class ScoreboardPostTransform(SphinxPostTransform):
+    default_priority = 8
+
+    def run(self, **kwargs: Any) -> None:
+        for node in list(self.document.findall(ScoreboardNode)):
+            claims = collect_claims(self.env, node["chapter"])
+            if not claims:
+                html = "<p><i>No claims recorded yet (the notebooks have not been executed).</i></p>"
+            else:
+                html = _summary(claims) + claims_html(claims, with_chapter=node["chapter"] is None)
+            node.replace_self(nodes.raw("", html, format="html"))
+
+
+def _update_scoreboards(app: Sphinx, env: Any) -> list[str]:
+    """Re-write pages holding a scoreboard whenever anything was re-read (claims may have changed)."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    return [doc for doc, data in NbMetadataCollector.get_doc_data(env).items() if data.get(_HAS_SCOREBOARD)]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(ScoreboardNode)
+    app.add_directive("claims-scoreboard", ClaimsScoreboard)
+    app.add_post_transform(ScoreboardPostTransform)
+    app.connect("env-updated", _update_scoreboards)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

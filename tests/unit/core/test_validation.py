@@ -1,0 +1,60 @@
+import numpy as np
+import pytest
+
+from neurips26.validation import check_array, check_choice, check_float, check_int, check_seed
+
+
+def test_check_int_accepts_numpy_ints_and_rejects_bools():
+    assert check_int("n", np.int64(3), minimum=0) == 3
+    with pytest.raises(TypeError, match="n must be an int"):
+        check_int("n", True)
+    with pytest.raises(TypeError, match="n must be an int"):
+        check_int("n", 3.0)
+
+
+def test_check_int_range_names_argument():
+    with pytest.raises(ValueError, match="s_h must be >= 0; got -1"):
+        check_int("s_h", -1, minimum=0)
+    with pytest.raises(ValueError, match="s_h must be <= 4"):
+        check_int("s_h", 5, maximum=4)
+
+
+def test_check_float():
+    assert check_float("eta", 1, minimum=0.0) == 1.0
+    with pytest.raises(ValueError, match="eta must be > 0"):
+        check_float("eta", 0.0, minimum=0.0, strict_min=True)
+    with pytest.raises(ValueError, match="eta must be finite"):
+        check_float("eta", float("nan"))
+    with pytest.raises(TypeError, match="eta"):
+        check_float("eta", "1")
+
+
+def test_check_choice():
+    assert check_choice("threshold", "hard", ("hard", "soft")) == "hard"
+    with pytest.raises(ValueError, match="threshold must be one of"):
+        check_choice("threshold", "medium", ("hard", "soft"))
+    with pytest.raises(TypeError, match="threshold"):
+        check_choice("threshold", 1, ("hard", "soft"))
+
+
+def test_check_array_shape_dtype_finiteness():
+    x = np.zeros((3, 4))
+    assert check_array("x", x, shape=(3, None)) is x
+    with pytest.raises(ValueError, match=r"x must have shape \(3, 5\)"):
+        check_array("x", x, shape=(3, 5))
+    with pytest.raises(ValueError, match="x must be 1-dimensional"):
+        check_array("x", x, ndim=1)
+    with pytest.raises(TypeError, match="x must be a numpy.ndarray"):
+        check_array("x", [1, 2])
+    with pytest.raises(TypeError, match="x must hold real numbers"):
+        check_array("x", np.zeros(2, complex), complex_ok=False)
+    with pytest.raises(ValueError, match="x must contain only finite values"):
+        check_array("x", np.array([1.0, np.nan]))
+    with pytest.raises(TypeError, match="x must hold"):
+        check_array("x", np.array(["a"]))
+
+
+def test_check_seed():
+    assert check_seed("seed", 0) == 0
+    with pytest.raises(ValueError, match="seed"):
+        check_seed("seed", -1)
