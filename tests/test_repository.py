@@ -48,18 +48,26 @@ def test_notebook_hygiene(path: Path):
     nb = jupytext.read(path)
     code = [c for c in nb.cells if c.cell_type == "code"]
     tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
-    assert len(tagged) == 1, f"{path.name}: exactly one cell must be tagged 'parameters' (found {len(tagged)})"
+    assert len(tagged) == 1, (
+        f"{path.name}: exactly one cell must be tagged 'parameters' (found {len(tagged)})"
+    )
     params = tagged[0].source
-    assert re.search(r'^scale\s*=\s*"default"', params, re.M), "parameters cell must set scale = \"default\""
+    assert re.search(r'^scale\s*=\s*"default"', params, re.M), 'parameters cell must set scale = "default"'
     assert re.search(r"^seed\s*=\s*\d+", params, re.M), "parameters cell must set seed"
     # a title: the first markdown cell starts with a level-1 heading
     first_md = next(c for c in nb.cells if c.cell_type == "markdown")
-    assert first_md.source.lstrip().startswith("# "), f"{path.name}: the first markdown cell must be the title"
+    assert first_md.source.lstrip().startswith("# "), (
+        f"{path.name}: the first markdown cell must be the title"
+    )
     # the Colab setup cell: the first code cell, hidden, installs the library in Colab and prints versions
     setup = code[0]
     assert "hide-cell" in setup.metadata.get("tags", []), "the setup cell must be tagged hide-cell"
-    assert "google.colab" in setup.source and "pip install" in setup.source, "setup cell must install in Colab"
-    assert REPO_URL.removeprefix("https://") in setup.source, "setup cell must install from the book's repository"
+    assert "google.colab" in setup.source and "pip install" in setup.source, (
+        "setup cell must install in Colab"
+    )
+    assert REPO_URL.removeprefix("https://") in setup.source, (
+        "setup cell must install from the book's repository"
+    )
     assert "report()" in setup.source, "setup cell must print the versions"
     assert code.index(tagged[0]) == 1, "the parameters cell comes right after the setup cell"
     # no outputs are committed in the source
@@ -105,7 +113,9 @@ def test_environment_yml_pins_match_the_lock():
     assert pins
     for pin in pins:
         name, version = pin.split("==")
-        assert lock.get(name.lower()) == version, f"environment.yml pins {pin}, the lock has {lock.get(name.lower())}"
+        assert lock.get(name.lower()) == version, (
+            f"environment.yml pins {pin}, the lock has {lock.get(name.lower())}"
+        )
     assert lock["torch"] == "2.13.0"
 
 

@@ -111,12 +111,16 @@ def _read(path: Path) -> tuple[bool, Any]:
         return False, None
     digest, payload = blob[len(_MAGIC) : header_len].decode("ascii", "replace"), blob[header_len:]
     if hashlib.sha256(payload).hexdigest() != digest:
-        warnings.warn(f"cache file {path} failed its checksum; recomputing", CorruptCacheWarning, stacklevel=3)
+        warnings.warn(
+            f"cache file {path} failed its checksum; recomputing", CorruptCacheWarning, stacklevel=3
+        )
         return False, None
     try:
         return True, pickle.loads(payload)  # noqa: S301 - our own checksummed file
     except Exception as err:  # noqa: BLE001 - any unpickling failure means recompute
-        warnings.warn(f"cache file {path} could not be loaded ({err}); recomputing", CorruptCacheWarning, stacklevel=3)
+        warnings.warn(
+            f"cache file {path} could not be loaded ({err}); recomputing", CorruptCacheWarning, stacklevel=3
+        )
         return False, None
 
 
@@ -128,7 +132,9 @@ def _write(path: Path, value: Any) -> None:
     tmp.replace(path)  # atomic: a reader never sees a half-written file
 
 
-def cached(name: str, config: Any, compute: Callable[[], T], *, package: str | None = None, verbose: bool = True) -> T:
+def cached(
+    name: str, config: Any, compute: Callable[[], T], *, package: str | None = None, verbose: bool = True
+) -> T:
     """Return the stored result for ``(name, config)`` or compute, store and return it.
 
     ``package`` (e.g. ``"neurips26.thwf"``) adds a fingerprint of that package's source to the key,

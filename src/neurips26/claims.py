@@ -103,7 +103,9 @@ def load_expected(package: str) -> dict[str, str]:
     try:
         root = resources.files(f"neurips26.{package}")
     except ModuleNotFoundError as err:
-        raise ValueError(f"package must name a subpackage of neurips26; 'neurips26.{package}' not found") from err
+        raise ValueError(
+            f"package must name a subpackage of neurips26; 'neurips26.{package}' not found"
+        ) from err
     path = root / EXPECTED_FILE
     if not path.is_file():
         return {}
@@ -201,8 +203,8 @@ class ClaimSet:
             if verdict != self.expected[id]:
                 raise ClaimVerdictChanged(
                     f"claim {id!r} of chapter {self.chapter}: measured verdict {verdict!r} differs from the "
-                    f"committed {self.expected[id]!r} ({detail}). Investigate; update {EXPECTED_FILE} only if "
-                    "the new verdict is the honest one."
+                    f"committed {self.expected[id]!r} ({detail}). Investigate; update {EXPECTED_FILE} "
+                    "only if the new verdict is the honest one."
                 )
         return claim
 
@@ -254,7 +256,9 @@ def claims_html(claims: list[Claim], *, with_chapter: bool = False) -> str:
     head += ["Claim", "Paper", "Measured (ours)", "Verdict", "How decided"]
     rows = []
     for c in claims:
-        measured = "<br>".join(f"<b>{html.escape(k)}</b>: {html.escape(format_value(v))}" for k, v in c.measured.items())
+        measured = "<br>".join(
+            f"<b>{html.escape(k)}</b>: {html.escape(format_value(v))}" for k, v in c.measured.items()
+        )
         verdict = html.escape(c.verdict)
         if c.expected is not None and c.expected != c.verdict:
             verdict += f" <i>(expected {html.escape(c.expected)})</i>"
@@ -269,7 +273,9 @@ def claims_html(claims: list[Claim], *, with_chapter: bool = False) -> str:
         ]
         rows.append("<tr>" + "".join(f'<td style="vertical-align:top">{x}</td>' for x in cells) + "</tr>")
     header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
-    return f'<table class="neurips26-claims">\n<thead>{header}</thead>\n<tbody>{"".join(rows)}</tbody>\n</table>'
+    return (
+        f'<table class="neurips26-claims">\n<thead>{header}</thead>\n<tbody>{"".join(rows)}</tbody>\n</table>'
+    )
 
 
 def claims_text(claims: list[Claim]) -> str:

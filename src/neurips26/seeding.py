@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 
 import numpy as np
 
@@ -11,19 +12,17 @@ from neurips26.validation import check_seed
 
 
 def seed_everything(seed: int) -> np.random.Generator:
-    """Seed Python's ``random``, NumPy's global state and torch (if imported); return a fresh Generator.
+    """Seed Python's ``random``, NumPy's global state and torch; return a fresh Generator.
 
     Library functions take their own ``seed`` argument and never rely on global state; this
-    only makes ad-hoc notebook code (a quick ``np.random.rand``) repeatable too.
+    only makes ad-hoc notebook code (a quick ``np.random.rand``) repeatable too. torch is seeded
+    only when something already imported it, so a NumPy-only chapter does not pay its import.
     """
     seed = check_seed("seed", seed)
     random.seed(seed)
     np.random.seed(seed % 2**32)  # noqa: NPY002 - seeding the legacy global state on purpose
     os.environ["PYTHONHASHSEED"] = str(seed)
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency, but keep seeding usable without it
-        pass
-    else:
+    torch = sys.modules.get("torch")
+    if torch is not None:
         torch.manual_seed(seed)
     return np.random.default_rng(seed)

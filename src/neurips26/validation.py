@@ -77,7 +77,9 @@ def check_array(
     if ndim is not None and value.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional; got shape {value.shape}")
     if shape is not None:
-        if value.ndim != len(shape) or any(s is not None and s != v for s, v in zip(shape, value.shape)):
+        if value.ndim != len(shape) or any(
+            s is not None and s != v for s, v in zip(shape, value.shape, strict=True)
+        ):
             want = tuple("any" if s is None else s for s in shape)
             raise ValueError(f"{name} must have shape {want}; got {value.shape}")
     if finite and value.size and not np.all(np.isfinite(value)):

@@ -21,7 +21,11 @@ ENV_KEY = "neurips26_claims"
 class ClaimsMimeRenderer:
     """Render claims JSON to an HTML table and record the claims for the scoreboard."""
 
-    mime_priority_overrides = [("html", MIME_TYPE, 1), ("dirhtml", MIME_TYPE, 1), ("singlehtml", MIME_TYPE, 1)]
+    mime_priority_overrides = [
+        ("html", MIME_TYPE, 1),
+        ("dirhtml", MIME_TYPE, 1),
+        ("singlehtml", MIME_TYPE, 1),
+    ]
 
     @staticmethod
     def handle_mime(renderer: Any, data: Any, inline: bool) -> list[nodes.Element] | None:

@@ -47,7 +47,7 @@ def collect_claims(env: Any, chapter: str | None = None) -> list[Claim]:
     from myst_nb.sphinx_ import NbMetadataCollector
 
     found: list[Claim] = []
-    for docname, data in sorted(NbMetadataCollector.get_doc_data(env).items()):
+    for _docname, data in sorted(NbMetadataCollector.get_doc_data(env).items()):
         for claim in data.get(ENV_KEY, {}).values():
             c = Claim.from_dict(claim)
             if chapter is None or c.chapter == chapter:

@@ -22,8 +22,12 @@ def expected(monkeypatch):
 
 def _record(cs, id="slope", verdict="reproduced"):
     return cs.record(
-        id=id, statement="boundary is linear in s", paper="M ≳ s", measured={"ThWF": 1.02, "RGD": np.float64(2.5)},
-        verdict=verdict, detail="slope in [0.7, 1.4]",
+        id=id,
+        statement="boundary is linear in s",
+        paper="M ≳ s",
+        measured={"ThWF": 1.02, "RGD": np.float64(2.5)},
+        verdict=verdict,
+        detail="slope in [0.7, 1.4]",
     )
 
 

@@ -26,7 +26,7 @@ def test_apply_style_sets_palette():
 
 
 def test_seed_everything_is_repeatable():
-    import torch
+    import torch  # imported first: seed_everything seeds torch only when it is loaded
 
     g1 = seed_everything(7)
     a, t1 = np.random.rand(3), torch.rand(2)  # noqa: NPY002
