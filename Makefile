@@ -61,7 +61,7 @@ smoke-book: setup
 	NEURIPS26_SCALE=smoke $(BIN)/jupyter-book build . --path-output $(SMOKE_OUT) -W -n --keep-going
 
 pages: setup
-	NEURIPS26_HTML_DIR=$(SMOKE_OUT)/_build/html NEURIPS26_SCREENSHOTS=_build/screenshots \
+	NEURIPS26_HTML_DIR=$(SMOKE_OUT)/_build/html NEURIPS26_SCREENSHOTS_DIR=_build/screenshots \
 		$(BIN)/pytest -q -rs tests/pages
 
 test: lint unit notebooks smoke-book pages
