@@ -1,0 +1,76 @@
+"""ThWF: thresholded Wirtinger flow for sparse blind deconvolution (chapter 01).
+
+The random-subspace model (:mod:`~neurips26.thwf.model`), the loss and its Wirtinger gradients
+(:mod:`~neurips26.thwf.loss`), thresholding operators (:mod:`~neurips26.thwf.threshold`), the
+sparse spectral initialiser (:mod:`~neurips26.thwf.init`), the ThWF iterations
+(:mod:`~neurips26.thwf.thwf`), error metrics (:mod:`~neurips26.thwf.metrics`), the baselines
+(:mod:`~neurips26.thwf.baselines`) and the claim experiments (:mod:`~neurips26.thwf.experiments`).
+"""
+
+from neurips26.thwf.baselines import (
+    BaselineResult,
+    ConvexResult,
+    convex_lifting,
+    rgd,
+    rgd_batch,
+    spf,
+    spf_batch,
+)
+from neurips26.thwf.init import Initialization, back_projection, dense_spectral_init, sparse_spectral_init
+from neurips26.thwf.loss import loss, wirtinger_gradients
+from neurips26.thwf.metrics import SUCCESS_TOLERANCE, exact_support, lifted_error, success, support
+from neurips26.thwf.model import (
+    Problem,
+    ProblemBatch,
+    adjoint,
+    apply_b,
+    apply_b_adjoint,
+    dft_columns,
+    forward,
+    lifted_forward,
+    make_problem,
+    make_problem_batch,
+    stack_problems,
+)
+from neurips26.thwf.threshold import adaptive_soft_levels, hard_threshold, soft_threshold, top_s_mask
+from neurips26.thwf.thwf import ThWFBatchResult, ThWFResult, thwf, thwf_batch
+
+__all__ = [
+    "SUCCESS_TOLERANCE",
+    "BaselineResult",
+    "ConvexResult",
+    "Initialization",
+    "Problem",
+    "ProblemBatch",
+    "ThWFBatchResult",
+    "ThWFResult",
+    "adaptive_soft_levels",
+    "adjoint",
+    "apply_b",
+    "apply_b_adjoint",
+    "back_projection",
+    "convex_lifting",
+    "dense_spectral_init",
+    "dft_columns",
+    "exact_support",
+    "forward",
+    "hard_threshold",
+    "lifted_error",
+    "lifted_forward",
+    "loss",
+    "make_problem",
+    "make_problem_batch",
+    "rgd",
+    "rgd_batch",
+    "soft_threshold",
+    "sparse_spectral_init",
+    "spf",
+    "spf_batch",
+    "stack_problems",
+    "success",
+    "support",
+    "thwf",
+    "thwf_batch",
+    "top_s_mask",
+    "wirtinger_gradients",
+]
