@@ -122,14 +122,14 @@ def _check_measured(measured: object) -> dict[str, MeasuredValue]:
     for name, value in measured.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"measured keys must be non-empty str; got {name!r}")
-        if isinstance(value, bool | str):
-            out[name] = value
+        if isinstance(value, bool | np.bool_ | str):
+            out[name] = value if isinstance(value, str) else bool(value)
         elif isinstance(value, numbers.Integral):
             out[name] = int(value)
         elif isinstance(value, numbers.Real):
-            out[name] = float(value)
-        elif hasattr(value, "item"):  # numpy scalar
-            out[name] = value.item()
+            number = float(value)
+            # NaN and inf are not valid JSON, and the notebook output must be: keep them as readable text.
+            out[name] = number if math.isfinite(number) else ("n/a" if math.isnan(number) else str(number))
         else:
             raise TypeError(f"measured[{name!r}] must be a number, bool or str; got {type(value).__name__}")
     return out

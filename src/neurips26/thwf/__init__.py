@@ -4,7 +4,9 @@ The random-subspace model (:mod:`~neurips26.thwf.model`), the loss and its Wirti
 (:mod:`~neurips26.thwf.loss`), thresholding operators (:mod:`~neurips26.thwf.threshold`), the
 sparse spectral initialiser (:mod:`~neurips26.thwf.init`), the ThWF iterations
 (:mod:`~neurips26.thwf.thwf`), error metrics (:mod:`~neurips26.thwf.metrics`), the baselines
-(:mod:`~neurips26.thwf.baselines`) and the claim experiments (:mod:`~neurips26.thwf.experiments`).
+(:mod:`~neurips26.thwf.baselines`), the claim experiments (:mod:`~neurips26.thwf.experiments`) and the
+2-D image-deblurring variant (:mod:`~neurips26.thwf.image_model`, :mod:`~neurips26.thwf.image_deblur`,
+:mod:`~neurips26.thwf.image_quality`, :mod:`~neurips26.thwf.image_experiment`).
 """
 
 from neurips26.thwf.baselines import (
@@ -16,6 +18,16 @@ from neurips26.thwf.baselines import (
     spf,
     spf_batch,
 )
+from neurips26.thwf.image_deblur import (
+    DeblurResult,
+    dense_wf_2d,
+    oracle_deconvolution,
+    oracle_sparse_deconvolution,
+    thwf_2d,
+)
+from neurips26.thwf.image_experiment import DeblurComparison, ImageDeblurConfig, deblur_comparison
+from neurips26.thwf.image_model import DeblurProblem, make_deblur_problem
+from neurips26.thwf.image_quality import psnr, ssim
 from neurips26.thwf.init import Initialization, back_projection, dense_spectral_init, sparse_spectral_init
 from neurips26.thwf.loss import loss, wirtinger_gradients
 from neurips26.thwf.metrics import SUCCESS_TOLERANCE, exact_support, lifted_error, success, support
@@ -36,6 +48,18 @@ from neurips26.thwf.threshold import adaptive_soft_levels, hard_threshold, soft_
 from neurips26.thwf.thwf import ThWFBatchResult, ThWFResult, thwf, thwf_batch
 
 __all__ = [
+    "DeblurComparison",
+    "DeblurProblem",
+    "DeblurResult",
+    "ImageDeblurConfig",
+    "deblur_comparison",
+    "dense_wf_2d",
+    "make_deblur_problem",
+    "oracle_deconvolution",
+    "oracle_sparse_deconvolution",
+    "psnr",
+    "ssim",
+    "thwf_2d",
     "SUCCESS_TOLERANCE",
     "BaselineResult",
     "ConvexResult",

@@ -106,3 +106,16 @@ def test_bad_inputs_are_named(expected):
 def test_load_expected_rejects_unknown_package():
     with pytest.raises(ValueError, match="package"):
         claims_mod.load_expected("no_such_chapter")
+
+
+def test_non_finite_measurements_become_valid_json(expected):
+    cs = ClaimSet(chapter="01-thwf", package="thwf", scale="smoke")
+    claim = cs.record(
+        id="slope",
+        statement="s",
+        paper="p",
+        measured={"ThWF": float("nan"), "RGD": np.inf, "ok": np.bool_(True)},
+        verdict="partly",
+    )
+    assert claim.measured == {"ThWF": "n/a", "RGD": "inf", "ok": True}
+    json.dumps(cs._repr_mimebundle_()[MIME_TYPE], allow_nan=False)
