@@ -271,10 +271,20 @@ def claims_html(claims: list[Claim], *, with_chapter: bool = False) -> str:
             f"<br><small>scale: {html.escape(c.scale)}</small>",
             html.escape(c.detail),
         ]
-        rows.append("<tr>" + "".join(f'<td style="vertical-align:top">{x}</td>' for x in cells) + "</tr>")
+        # the measured column holds several "name: value" lines: give it room
+        widths = ["min-width:14em" if i == len(cells) - 3 else "" for i in range(len(cells))]
+        rows.append(
+            "<tr>"
+            + "".join(
+                f'<td style="vertical-align:top;{w}">{x}</td>' for w, x in zip(widths, cells, strict=True)
+            )
+            + "</tr>"
+        )
     header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+    table = f"<thead>{header}</thead>\n<tbody>{''.join(rows)}</tbody>"
     return (
-        f'<table class="neurips26-claims">\n<thead>{header}</thead>\n<tbody>{"".join(rows)}</tbody>\n</table>'
+        '<div style="overflow-x:auto"><table class="neurips26-claims" '
+        f'style="font-size:0.85em;border-collapse:collapse">\n{table}\n</table></div>'
     )
 
 

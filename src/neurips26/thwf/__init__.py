@@ -7,6 +7,18 @@ sparse spectral initialiser (:mod:`~neurips26.thwf.init`), the ThWF iterations
 (:mod:`~neurips26.thwf.baselines`), the claim experiments (:mod:`~neurips26.thwf.experiments`) and the
 2-D image-deblurring variant (:mod:`~neurips26.thwf.image_model`, :mod:`~neurips26.thwf.image_deblur`,
 :mod:`~neurips26.thwf.image_quality`, :mod:`~neurips26.thwf.image_experiment`).
+
+Equation numbers in the docstrings of this package refer to this list (the chapter's notebooks
+derive each one; the book numbers them per page):
+
+(1) model ``y_l = b_l^* (h x^*) a_l + e_l``, i.e. ``y = 𝒜(h x^*) + e``;
+(2) back-projection ``𝒜^*(z) = B^* diag(z) A``, with ``𝔼 𝒜^*(y) = h₀x₀^*``;
+(3) loss ``F(h, x) = ||𝒜(h x^*) − y||²``;
+(4) Wirtinger gradients ``∇_h F = 𝒜^*(r) x``, ``∇_x F = 𝒜^*(r)^* h`` with ``r = 𝒜(h x^*) − y``;
+(5) sparse spectral initialiser: supports from ``|𝒜^*(y)|``, leading singular pair of the block;
+(6) gradient step with step ``η/d̂``; (7) thresholding ``𝒯`` (hard top-s or complex soft);
+(8) adaptive soft-threshold levels; (9) lifted error ``||h x^* − h₀x₀^*||_F / ||h₀x₀^*||_F``;
+(10) image model ``Y = k ⊛ D^{-1}(X) + E``; (11) image loss; (12) image gradients by FFT.
 """
 
 from neurips26.thwf.baselines import (

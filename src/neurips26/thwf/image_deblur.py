@@ -220,7 +220,7 @@ def thwf_2d(
     """ThWF for images (§3.6): thresholded alternating gradient steps from :func:`initial_estimate`.
 
     Each iteration: ``k ← H_{s_h}(k − μ_k ∇_k F)``, then ``X ← H_{s_x}(X − μ_X ∇_X F)``
-    (Eq. 3.6-3 gradients, steps from the exact line search of ``_block_step``). Stops early only
+    (Eq. (12) gradients, steps from the exact line search of ``_block_step``). Stops early only
     when the relative decrease of ``F`` falls below ``tol``.
     """
     observation = check_image("observation", observation)

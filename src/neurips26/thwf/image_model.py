@@ -2,15 +2,15 @@
 
 An observed image is a sparse-in-DCT image blurred by a small sparse kernel,
 
-    Y = k ⊛ D^{-1}(X) + E,                                         (Eq. 3.6-1)
+    Y = k ⊛ D^{-1}(X) + E,                                         (Eq. (10))
 
 with ``⊛`` the 2-D *circular* convolution on an ``n1 × n2`` grid, ``D`` the orthonormal
 2-D DCT-II (``scipy.fft.dctn(norm="ortho")``, so ``D^{-1} = D^T``), ``X`` an ``s_x``-sparse
 coefficient array and ``k`` a kernel that lives in a ``w × w`` window (``w`` odd) and has
 ``s_h`` nonzero taps. The bilinear least-squares loss and its real gradients are
 
-    F(k, X) = ||k ⊛ g − Y||²,  g = D^{-1}X,  R = k ⊛ g − Y,         (Eq. 3.6-2)
-    ∇_k F = 2 P_window(R ⋆ g),   ∇_X F = 2 D(R ⋆ k),                (Eq. 3.6-3)
+    F(k, X) = ||k ⊛ g − Y||²,  g = D^{-1}X,  R = k ⊛ g − Y,         (Eq. (11))
+    ∇_k F = 2 P_window(R ⋆ g),   ∇_X F = 2 D(R ⋆ k),                (Eq. (12))
 
 where ``⋆`` is circular cross-correlation, ``(a ⋆ b)[m] = Σ_n a[n] b[n − m]``, and
 ``P_window`` crops a full-size array to the kernel window. (The chapter writes the gradients
@@ -142,7 +142,7 @@ def correlate2d_circular(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def forward(kernel: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
-    """The noiseless observation ``k ⊛ D^{-1}(X)`` of Eq. (3.6-1)."""
+    """The noiseless observation ``k ⊛ D^{-1}(X)`` of Eq. (10)."""
     coeffs = check_image("coeffs", coeffs)
     kernel = check_kernel("kernel", kernel, coeffs.shape)
     g = scipy.fft.idctn(coeffs, norm="ortho")  # g = D^{-1}X
@@ -150,7 +150,7 @@ def forward(kernel: np.ndarray, coeffs: np.ndarray) -> np.ndarray:
 
 
 def loss(kernel: np.ndarray, coeffs: np.ndarray, observation: np.ndarray) -> float:
-    """``F(k, X) = ||k ⊛ D^{-1}X − Y||²`` of Eq. (3.6-2)."""
+    """``F(k, X) = ||k ⊛ D^{-1}X − Y||²`` of Eq. (11)."""
     observation = check_image("observation", observation)
     coeffs = check_array("coeffs", coeffs, shape=observation.shape, complex_ok=False)
     residual = forward(kernel, coeffs) - observation
@@ -159,7 +159,7 @@ def loss(kernel: np.ndarray, coeffs: np.ndarray, observation: np.ndarray) -> flo
 
 @dataclass(frozen=True)
 class Gradients:
-    """Loss and real gradients at one point ``(k, X)`` (Eqs. 3.6-2, 3.6-3)."""
+    """Loss and real gradients at one point ``(k, X)`` (Eqs. (11), (12))."""
 
     loss: float
     kernel: np.ndarray  # ∇_k F, shape (w, w)
@@ -167,7 +167,7 @@ class Gradients:
 
 
 def gradients(kernel: np.ndarray, coeffs: np.ndarray, observation: np.ndarray) -> Gradients:
-    """``F`` and ``(∇_k F, ∇_X F)`` by FFT, Eq. (3.6-3): ``2 P_w(R ⋆ g)`` and ``2 D(R ⋆ k)``."""
+    """``F`` and ``(∇_k F, ∇_X F)`` by FFT, Eq. (12): ``2 P_w(R ⋆ g)`` and ``2 D(R ⋆ k)``."""
     observation = check_image("observation", observation)
     coeffs = check_array("coeffs", coeffs, shape=observation.shape, complex_ok=False)
     kernel = check_kernel("kernel", kernel, observation.shape)
@@ -257,7 +257,7 @@ def sparse_blur_kernel(window: int = 7, s_h: int = 3, seed: int = 0) -> np.ndarr
 
 @dataclass(frozen=True)
 class DeblurProblem:
-    """One instance of Eq. (3.6-1): ground truth, observation and the noise norm ``||E||``."""
+    """One instance of Eq. (10): ground truth, observation and the noise norm ``||E||``."""
 
     image: np.ndarray  # clean sparse image g = D^{-1}X, (n, n)
     coeffs: np.ndarray  # X, s_x-sparse, (n, n)
@@ -277,7 +277,7 @@ def make_deblur_problem(
     seed: int = 0,
     crop: int = 256,
 ) -> DeblurProblem:
-    """Build Eq. (3.6-1) from the camera crop: sparse image, seeded kernel, bounded noise.
+    """Build Eq. (10) from the camera crop: sparse image, seeded kernel, bounded noise.
 
     The noise is bounded as in the chapter's model: a seeded Gaussian direction rescaled to
     ``||E|| = noise_level · ||k ⊛ g||`` exactly.

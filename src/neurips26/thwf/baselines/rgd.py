@@ -23,6 +23,7 @@ import numpy as np
 from neurips26.thwf.init import dense_spectral_init
 from neurips26.thwf.metrics import lifted_error_kernel
 from neurips26.thwf.model import Problem, ProblemBatch, apply_b, apply_b_adjoint, stack_problems
+from neurips26.thwf.working_set import WorkingSet
 from neurips26.validation import check_float, check_int
 
 
@@ -142,15 +143,13 @@ def rgd_batch(
     iterations = np.zeros(total, dtype=np.int64)
     converged = np.zeros(total, dtype=bool)
     diverged = np.zeros(total, dtype=bool)
-    h_out, x_out = h.copy(), x.copy()
-
-    # Working set (as in thwf_batch): rows of every per-instance array for the unfinished instances.
-    work = np.arange(total)
+    # The unfinished instances and the rows of every per-instance array that belong to them.
     state = {"a": a, "y": y, "d": d, "rho": d**2, "h": h, "x": x, "step": 1.0 / d}
     if truth:
         state["h0"], state["x0"] = batch.h0, batch.x0
+    active = WorkingSet(state, h.copy(), x.copy())
     for t in range(max_iter):
-        w = state
+        w, work = active.state, active.rows
         h, x, d, rho = w["h"], w["x"], w["d"], w["rho"]
         bh = apply_b(h, m)  # b_l^* h
         ax = (w["a"] @ x[:, :, None])[:, :, 0]  # a_l^* x
@@ -204,15 +203,9 @@ def rgd_batch(
         done = ~bad & (((change < tol) & found) | stalled)
         diverged[work[bad]] = True
         converged[work[done]] = True
-        finished = bad | done
-        if finished.any():  # store the finished instances and drop them from the working set
-            h_out[work[finished]], x_out[work[finished]] = h_new[finished], x_new[finished]
-            keep = ~finished
-            work = work[keep]
-            state = {name: value[keep] for name, value in w.items()}
-        if work.size == 0:
+        if active.retire(bad | done):
             break
-    h_out[work], x_out[work] = state["h"], state["x"]
+    h_out, x_out = active.outputs()
     return BaselineResult(h_out, x_out, errors, iterations, converged, diverged)
 
 

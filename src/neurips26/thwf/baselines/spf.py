@@ -24,6 +24,7 @@ from neurips26.thwf.init import sparsity_argument
 from neurips26.thwf.metrics import lifted_error_kernel
 from neurips26.thwf.model import Problem, ProblemBatch, adjoint_kernel, apply_b, stack_problems
 from neurips26.thwf.threshold import top_s_mask_kernel
+from neurips26.thwf.working_set import WorkingSet
 from neurips26.validation import check_float, check_int
 
 
@@ -105,14 +106,13 @@ def spf_batch(
     diverged = np.zeros(total, dtype=bool)
     h = np.where(top_s_mask_kernel(np.abs(h), s_h), h, 0.0)
 
-    h_out, x_out = h.copy(), x.copy()
-    # Working set (as in thwf_batch): rows of every per-instance array for the unfinished instances.
-    work = np.arange(total)
+    # The unfinished instances and the rows of every per-instance array that belong to them.
     state = {"a": a, "y": y, "h": h, "x": x, "s_h": s_h, "s_x": s_x}
     if truth:
         state["h0"], state["x0"] = batch.h0, batch.x0
+    active = WorkingSet(state, h.copy(), x.copy())
     for t in range(max_iter):
-        w = state
+        w, work = active.state, active.rows
         ax = (w["a"] @ w["x"][:, :, None])[:, :, 0]
         phi_h = np.conj(ax)[:, :, None] * b[None]  # Φ_h = diag(conj(A x)) B
         h_new = hard_thresholding_pursuit(phi_h, w["y"], w["s_h"], w["h"], htp_iterations)
@@ -138,15 +138,9 @@ def spf_batch(
         done = ~bad & (change < tol)
         diverged[work[bad]] = True
         converged[work[done]] = True
-        finished = bad | done
-        if finished.any():  # store the finished instances and drop them from the working set
-            h_out[work[finished]], x_out[work[finished]] = h_new[finished], x_new[finished]
-            keep = ~finished
-            work = work[keep]
-            state = {name: value[keep] for name, value in w.items()}
-        if work.size == 0:
+        if active.retire(bad | done):
             break
-    h_out[work], x_out[work] = state["h"], state["x"]
+    h_out, x_out = active.outputs()
     return BaselineResult(h_out, x_out, errors, iterations, converged, diverged)
 
 
