@@ -16,15 +16,18 @@ SMOKE_OUT := _build/smoke
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PYTHONHASHSEED := 0
 export MPLBACKEND := Agg
-# Quiet progress bars in CI; keep BLAS to the two cores the budgets assume.
+# The budgets assume two cores. NumPy's OpenBLAS gets one thread: the book's matrices are small and a
+# second BLAS thread mostly spins (several times slower on a busy machine); torch keeps two.
 export OMP_NUM_THREADS ?= 2
 export MKL_NUM_THREADS ?= 2
+export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: help setup book test lint unit notebooks smoke-book pages twins lock clean
+.PHONY: help setup book test lint unit notebooks smoke-book pages twins lab lock clean
 
 help:
 	@echo "make book   - build the book at the default scale into _build/html"
 	@echo "make test   - lint, unit tests, notebooks at smoke, smoke book build, rendered-page checks"
+	@echo "make lab    - open the chapters in JupyterLab (installs it into .venv on first use)"
 	@echo "make twins  - regenerate the .ipynb twins of the chapter notebooks (for Colab)"
 	@echo "make clean  - remove build outputs (keeps .venv)"
 
@@ -66,6 +69,10 @@ pages: setup
 
 test: lint unit notebooks smoke-book pages
 	@echo "make test: all checks passed"
+
+lab: setup
+	$(BIN)/jupyter-lab --version >/dev/null 2>&1 || $(PY) -m pip install --quiet -c requirements/lock.txt -r requirements/lab.txt
+	$(BIN)/jupyter-lab chapters
 
 twins: setup
 	$(PY) tests/notebooks/twins.py --write
