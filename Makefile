@@ -42,8 +42,20 @@ $(STAMP): requirements/lock.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
+# The execution cache is keyed by each notebook's own text, so a change to the library would leave stale
+# outputs behind: when src/ changed since the last build, every notebook is executed again (expensive
+# results still come from neurips26.cache, which is keyed by the library's source).
+SRC_HASH = $(shell find src -name '*.py' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
+define fresh_if_library_changed
+	@if [ "$$(cat $(1)/.src-hash 2>/dev/null)" != "$(SRC_HASH)" ]; then \
+		echo "[book] the library changed since the last build of $(1): executing every notebook again"; \
+		rm -rf $(1)/.jupyter_cache $(1)/.doctrees $(1)/html $(1)/jupyter_execute; fi
+endef
+
 book: setup
+	$(call fresh_if_library_changed,_build)
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	@echo $(SRC_HASH) > _build/.src-hash
 	@echo
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
@@ -61,7 +73,9 @@ notebooks: setup
 		--nbval-cell-timeout=300 -n $(JOBS) --dist loadfile --rootdir . .
 
 smoke-book: setup
+	$(call fresh_if_library_changed,$(SMOKE_OUT)/_build)
 	NEURIPS26_SCALE=smoke $(BIN)/jupyter-book build . --path-output $(SMOKE_OUT) -W -n --keep-going
+	@echo $(SRC_HASH) > $(SMOKE_OUT)/_build/.src-hash
 
 pages: setup
 	NEURIPS26_HTML_DIR=$(SMOKE_OUT)/_build/html NEURIPS26_SCREENSHOTS_DIR=_build/screenshots \
