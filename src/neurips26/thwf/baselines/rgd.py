@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from neurips26.thwf.init import dense_spectral_init
-from neurips26.thwf.metrics import lifted_error_kernel
 from neurips26.thwf.model import Problem, ProblemBatch, apply_b, apply_b_adjoint, stack_problems
 from neurips26.thwf.working_set import WorkingSet
 from neurips26.validation import check_float, check_int
@@ -130,26 +129,17 @@ def rgd_batch(
     tol = check_float("tol", tol, minimum=0.0)
     armijo = check_float("armijo", armijo, minimum=0.0, maximum=0.5, strict_min=True)
     a, y = batch.a, batch.y
-    total, m = len(batch), batch.m
+    m = batch.m
 
     start = dense_spectral_init(batch)  # h = sqrt(σ1) ĥ, x = sqrt(σ1) x̂
     d = start.sigma1
     h = project_incoherent(start.h, 2 * np.sqrt(d) * mu / np.sqrt(m), m)  # sqrt(M)|b_l^* z| <= 2 sqrt(d) μ
     x = start.x.copy()
-    truth = batch.has_truth
-    errors = np.full((total, max_iter + 1), np.nan) if truth else None
-    if truth:
-        errors[:, 0] = lifted_error_kernel(h, x, batch.h0, batch.x0)
-    iterations = np.zeros(total, dtype=np.int64)
-    converged = np.zeros(total, dtype=bool)
-    diverged = np.zeros(total, dtype=bool)
     # The unfinished instances and the rows of every per-instance array that belong to them.
     state = {"a": a, "y": y, "d": d, "rho": d**2, "h": h, "x": x, "step": 1.0 / d}
-    if truth:
-        state["h0"], state["x0"] = batch.h0, batch.x0
-    active = WorkingSet(state, h.copy(), x.copy())
+    active = WorkingSet(state, max_iter, batch.h0, batch.x0)
     for t in range(max_iter):
-        w, work = active.state, active.rows
+        w = active.state
         h, x, d, rho = w["h"], w["x"], w["d"], w["rho"]
         bh = apply_b(h, m)  # b_l^* h
         ax = (w["a"] @ x[:, :, None])[:, :, 0]  # a_l^* x
@@ -184,7 +174,7 @@ def rgd_batch(
             value += rho[:, None] * np.sum(_g0(zl), axis=-1)
         passing = value <= current[:, None] - armijo * 2 * ladder * slope[:, None]
         found = passing.any(axis=1)
-        chosen = ladder[np.arange(work.size), np.argmax(passing, axis=1)]
+        chosen = ladder[np.arange(ladder.shape[0]), np.argmax(passing, axis=1)]
         # No passing step: stay, and restart the next search below the smallest step tried.
         step = np.where(found, chosen, ladder[:, -1] / 2)
         h_new = np.where(found[:, None], h - step[:, None] * grad_h, h)
@@ -195,18 +185,10 @@ def rgd_batch(
         )
         den = np.sqrt(np.sum(np.abs(w["h"]) ** 2, axis=-1) + np.sum(np.abs(w["x"]) ** 2, axis=-1))
         change = num / np.maximum(den, np.finfo(float).tiny)
-        w["h"], w["x"], w["step"] = h_new, x_new, step
-        iterations[work] = t + 1
-        if truth:
-            errors[work, t + 1] = lifted_error_kernel(h_new, x_new, w["h0"], w["x0"])
-        bad = ~(np.all(np.isfinite(h_new), axis=-1) & np.all(np.isfinite(x_new), axis=-1))
-        done = ~bad & (((change < tol) & found) | stalled)
-        diverged[work[bad]] = True
-        converged[work[done]] = True
-        if active.retire(bad | done):
+        w["step"] = step
+        if active.advance(t, h_new, x_new, ((change < tol) & found) | stalled):
             break
-    h_out, x_out = active.outputs()
-    return BaselineResult(h_out, x_out, errors, iterations, converged, diverged)
+    return BaselineResult(*active.outcome())
 
 
 def rgd(

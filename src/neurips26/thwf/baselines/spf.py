@@ -21,7 +21,6 @@ import numpy as np
 
 from neurips26.thwf.baselines.rgd import BaselineResult
 from neurips26.thwf.init import sparsity_argument
-from neurips26.thwf.metrics import lifted_error_kernel
 from neurips26.thwf.model import Problem, ProblemBatch, adjoint_kernel, apply_b, stack_problems
 from neurips26.thwf.threshold import top_s_mask_kernel
 from neurips26.thwf.working_set import WorkingSet
@@ -97,22 +96,13 @@ def spf_batch(
     root = np.sqrt(sv[:, :1])
     h = root * u[:, :, 0]
     x = root * np.conj(vh[:, 0, :]) * mask_x
-    truth = batch.has_truth
-    errors = np.full((total, max_iter + 1), np.nan) if truth else None
-    if truth:
-        errors[:, 0] = lifted_error_kernel(h, x, batch.h0, batch.x0)
-    iterations = np.zeros(total, dtype=np.int64)
-    converged = np.zeros(total, dtype=bool)
-    diverged = np.zeros(total, dtype=bool)
     h = np.where(top_s_mask_kernel(np.abs(h), s_h), h, 0.0)
 
     # The unfinished instances and the rows of every per-instance array that belong to them.
     state = {"a": a, "y": y, "h": h, "x": x, "s_h": s_h, "s_x": s_x}
-    if truth:
-        state["h0"], state["x0"] = batch.h0, batch.x0
-    active = WorkingSet(state, h.copy(), x.copy())
+    active = WorkingSet(state, max_iter, batch.h0, batch.x0)
     for t in range(max_iter):
-        w, work = active.state, active.rows
+        w = active.state
         ax = (w["a"] @ w["x"][:, :, None])[:, :, 0]
         phi_h = np.conj(ax)[:, :, None] * b[None]  # Φ_h = diag(conj(A x)) B
         h_new = hard_thresholding_pursuit(phi_h, w["y"], w["s_h"], w["h"], htp_iterations)
@@ -130,18 +120,9 @@ def spf_batch(
         z_new = h_new[:, :, None] * np.conj(x_new[:, None, :])
         den = np.maximum(np.linalg.norm(z_old, axis=(1, 2)), np.finfo(float).tiny)
         change = np.linalg.norm(z_new - z_old, axis=(1, 2)) / den
-        w["h"], w["x"] = h_new, x_new
-        iterations[work] = t + 1
-        if truth:
-            errors[work, t + 1] = lifted_error_kernel(h_new, x_new, w["h0"], w["x0"])
-        bad = ~(np.all(np.isfinite(h_new), axis=-1) & np.all(np.isfinite(x_new), axis=-1))
-        done = ~bad & (change < tol)
-        diverged[work[bad]] = True
-        converged[work[done]] = True
-        if active.retire(bad | done):
+        if active.advance(t, h_new, x_new, change < tol):
             break
-    h_out, x_out = active.outputs()
-    return BaselineResult(h_out, x_out, errors, iterations, converged, diverged)
+    return BaselineResult(*active.outcome())
 
 
 def spf(
