@@ -80,7 +80,7 @@ def test_ipynb_twins_are_in_sync():
 
 
 def test_no_stray_ipynb_without_source():
-    for twin in (ROOT / "chapters").glob("*/*.ipynb"):
+    for twin in [*(ROOT / "chapters").glob("*/*.ipynb"), *(ROOT / "appendix").glob("*.ipynb")]:
         assert twin.with_suffix(".md").is_file(), f"{twin} has no .md source"
 
 

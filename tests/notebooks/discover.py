@@ -14,5 +14,6 @@ def is_notebook(path: Path) -> bool:
 
 
 def chapter_notebooks(root: Path = ROOT) -> list[Path]:
-    """Every notebook under ``chapters/``, sorted (``index.md`` pages are plain pages)."""
-    return sorted(p for p in (root / "chapters").glob("*/*.md") if p.name != "index.md" and is_notebook(p))
+    """Every notebook: under ``chapters/*/`` and ``appendix/`` (``index.md`` pages are plain pages)."""
+    candidates = [*(root / "chapters").glob("*/*.md"), *(root / "appendix").glob("*.md")]
+    return sorted(p for p in candidates if p.name != "index.md" and is_notebook(p))

@@ -1,0 +1,397 @@
+"""One training loop for every chapter: AdamW, warm-up + cosine learning rate, clipping, evaluation.
+
+``fit(model, loss_fn, batches, steps=..., seed=...)`` trains ``model`` in place and returns a
+:class:`History` (loss, learning rate, gradient norm, evaluation values, data seen, wall time per step)
+that a notebook plots. It is deterministic under ``seed``: on the same machine, two runs from the same
+initial weights and the same batches give bitwise the same loss curve.
+
+The learning-rate schedule (:func:`lr_at`) is a pure function of the step, so a test or a figure can
+show it without training. Progress is a ``tqdm.auto`` bar, shown by the rule of :func:`progress_enabled`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from neurips26.validation import check_choice, check_float, check_int, check_seed
+
+PROGRESS_ENV = "NEURIPS26_PROGRESS"
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def lr_at(step: int, *, lr: float, steps: int, warmup: int = 0, min_lr_ratio: float = 0.1) -> float:
+    """Learning rate of update ``step`` (0-based) of ``steps``: linear warm-up, then cosine decay.
+
+    With ``u = step + 1`` the number of the update, ``W = warmup`` and ``r = min_lr_ratio``::
+
+        lr_u = lr * u / W                                            for u <= W   (warm-up)
+        lr_u = lr * (r + (1 - r) * (1 + cos(pi * p)) / 2),  p = (u - W) / (steps - W)   for u > W
+
+    so the peak ``lr`` is used by update ``W`` (the last warm-up update), the decay reaches
+    ``(1 + r) lr / 2`` half-way through it and ``r * lr`` at the last update.
+    """
+    steps = check_int("steps", steps, minimum=1)
+    step = check_int("step", step, minimum=0, maximum=steps - 1)
+    lr = check_float("lr", lr, minimum=0.0, strict_min=True)
+    warmup = check_int("warmup", warmup, minimum=0, maximum=steps)
+    min_lr_ratio = check_float("min_lr_ratio", min_lr_ratio, minimum=0.0, maximum=1.0)
+    u = step + 1
+    if u <= warmup:
+        return lr * u / warmup
+    p = (u - warmup) / (steps - warmup)  # in (0, 1]
+    return lr * (min_lr_ratio + (1.0 - min_lr_ratio) * 0.5 * (1.0 + math.cos(math.pi * p)))
+
+
+def progress_enabled(requested: bool = True, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether :func:`fit` shows a progress bar. The rule, first match wins:
+
+    1. ``requested`` is False → no bar (the caller decided);
+    2. ``NEURIPS26_PROGRESS`` is set: ``1``/``true``/``yes``/``on`` → bar, ``0``/``false``/``no``/``off``
+       → no bar (anything else is a ``ValueError``);
+    3. ``CI`` is set to a true value (as on GitHub Actions) → no bar;
+    4. otherwise a bar when running in a Jupyter kernel (``ipykernel`` is imported) or when standard
+       error is a terminal; none when output goes to a file or pipe.
+    """
+    if not isinstance(requested, bool):
+        raise TypeError(f"progress must be a bool; got {type(requested).__name__}")
+    if not requested:
+        return False
+    env = os.environ if environ is None else environ
+    override = env.get(PROGRESS_ENV)
+    if override is not None:
+        value = override.strip().lower()
+        if value in _TRUE:
+            return True
+        if value in _FALSE:
+            return False
+        raise ValueError(f"environment variable {PROGRESS_ENV} must be 0 or 1; got {override!r}")
+    if env.get("CI", "").strip().lower() not in _FALSE:
+        return False
+    return "ipykernel" in sys.modules or bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """The settings of :func:`fit` (validated here, so a bad value names its field)."""
+
+    steps: int
+    seed: int
+    lr: float = 1e-3
+    weight_decay: float = 0.0
+    warmup: int = 0
+    min_lr_ratio: float = 0.1
+    grad_clip: float | None = 1.0
+    betas: tuple[float, float] = (0.9, 0.95)
+    eval_every: int = 100
+    early_stop_patience: int | None = None
+    monitor: str | None = None
+    mode: str = "min"
+
+    def __post_init__(self) -> None:
+        check_int("steps", self.steps, minimum=1)
+        check_seed("seed", self.seed)
+        check_float("lr", self.lr, minimum=0.0, strict_min=True)
+        check_float("weight_decay", self.weight_decay, minimum=0.0)
+        check_int("warmup", self.warmup, minimum=0, maximum=self.steps)
+        check_float("min_lr_ratio", self.min_lr_ratio, minimum=0.0, maximum=1.0)
+        if self.grad_clip is not None:
+            check_float("grad_clip", self.grad_clip, minimum=0.0, strict_min=True)
+        if not isinstance(self.betas, tuple) or len(self.betas) != 2:
+            raise TypeError(f"betas must be a tuple of two floats; got {self.betas!r}")
+        for i, beta in enumerate(self.betas):
+            check_float(f"betas[{i}]", beta, minimum=0.0, maximum=0.999999)
+        check_int("eval_every", self.eval_every, minimum=1)
+        if self.early_stop_patience is not None:
+            check_int("early_stop_patience", self.early_stop_patience, minimum=1)
+        if self.monitor is not None and not isinstance(self.monitor, str):
+            raise TypeError(f"monitor must be a str or None; got {type(self.monitor).__name__}")
+        check_choice("mode", self.mode, ("min", "max"))
+
+
+@dataclass
+class History:
+    """What :func:`fit` measured, as plain lists a notebook plots.
+
+    Training records, one per update ``s = 0 .. steps-1``: ``step`` (``s``), ``loss`` (of that update's
+    batch, before the update), ``lr``, ``grad_norm`` (global L2 norm before clipping), ``seen``
+    (cumulative tokens or samples, see ``seen_unit``) and ``wall_time`` (seconds since the start).
+    Evaluation records: ``eval_step`` (updates done when evaluated) and ``eval[name]`` per metric.
+    """
+
+    step: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+    seen: list[int] = field(default_factory=list)
+    wall_time: list[float] = field(default_factory=list)
+    eval_step: list[int] = field(default_factory=list)
+    eval: dict[str, list[float]] = field(default_factory=dict)
+    seen_unit: str = "samples"
+    stopped_early: bool = False
+    best_step: int | None = None
+    best_value: float | None = None
+    config: FitConfig | None = None
+
+    def smoothed_loss(self, window: int = 20) -> np.ndarray:
+        """Trailing moving average of the loss over ``window`` updates (shorter at the start)."""
+        window = check_int("window", window, minimum=1)
+        loss = np.asarray(self.loss, dtype=float)
+        csum = np.concatenate([[0.0], np.cumsum(loss)])
+        lo = np.maximum(np.arange(1, len(loss) + 1) - window, 0)
+        return (csum[1:] - csum[lo]) / (np.arange(1, len(loss) + 1) - lo)
+
+    @property
+    def throughput(self) -> float:
+        """``seen_unit`` (tokens or samples) per wall-clock second over the whole run."""
+        return self.seen[-1] / self.wall_time[-1] if self.wall_time and self.wall_time[-1] > 0 else math.nan
+
+
+def _batch_source(batches: Any) -> Callable[[int], Any]:
+    """``batches(step)`` for a callable; ``next(iterator)`` otherwise (a clear error when it runs out)."""
+    if callable(batches):
+        return batches
+    if isinstance(batches, Iterator):
+        iterator = batches
+    elif isinstance(batches, Iterable):
+        iterator = iter(batches)
+    else:
+        kind = type(batches).__name__
+        raise TypeError(f"batches must be a callable batches(step) or an iterable; got {kind}")
+
+    def next_batch(step: int) -> Any:
+        try:
+            return next(iterator)
+        except StopIteration:
+            raise ValueError(
+                f"batches ran out after {step} steps; pass itertools.cycle(batches) or fewer steps"
+            ) from None
+
+    return next_batch
+
+
+def _tensors(batch: Any) -> list[torch.Tensor]:
+    """The tensors of a batch: a tensor, a tuple/list/dict of them, or a dataclass holding them."""
+    if isinstance(batch, torch.Tensor):
+        return [batch]
+    if isinstance(batch, Mapping):
+        items: Iterable[Any] = batch.values()
+    elif dataclasses.is_dataclass(batch) and not isinstance(batch, type):
+        items = (getattr(batch, f.name) for f in dataclasses.fields(batch))
+    elif isinstance(batch, list | tuple):
+        items = batch
+    else:
+        return []
+    return [t for item in items for t in _tensors(item)]
+
+
+def _to_device(batch: Any, device: torch.device) -> Any:
+    """``batch`` with every tensor moved to ``device`` (same container types)."""
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device)
+    if isinstance(batch, Mapping):
+        return type(batch)({k: _to_device(v, device) for k, v in batch.items()})
+    if dataclasses.is_dataclass(batch) and not isinstance(batch, type):
+        changes = {f.name: _to_device(getattr(batch, f.name), device) for f in dataclasses.fields(batch)}
+        return dataclasses.replace(batch, **changes)
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a NamedTuple
+        return type(batch)(*(_to_device(v, device) for v in batch))
+    if isinstance(batch, list | tuple):
+        return type(batch)(_to_device(v, device) for v in batch)
+    return batch
+
+
+def _batch_size(batch: Any) -> tuple[int, str]:
+    """(count, unit): tokens (``numel``) when the first tensor holds integer ids of rank >= 2,
+    else samples (its first dimension)."""
+    tensors = _tensors(batch)
+    if not tensors:
+        return 0, "samples"
+    first = tensors[0]
+    integer = not (first.is_floating_point() or first.is_complex() or first.dtype == torch.bool)
+    if integer and first.ndim >= 2:
+        return first.numel(), "tokens"
+    return (first.shape[0] if first.ndim else 1), "samples"
+
+
+def _evaluate(model: nn.Module, eval_fn: Callable[[nn.Module], Any]) -> dict[str, float]:
+    """Run ``eval_fn(model)`` in eval mode without gradients; a float becomes ``{"eval": value}``."""
+    model.eval()
+    try:
+        with torch.no_grad():
+            result = eval_fn(model)
+    finally:
+        model.train()
+    items = result.items() if isinstance(result, Mapping) else [("eval", result)]
+    out = {}
+    for name, value in items:
+        if isinstance(value, torch.Tensor):
+            value = value.item()
+        out[str(name)] = check_float(f"eval_fn()[{name!r}]", value)
+    if not out:
+        raise ValueError("eval_fn must return a float or a non-empty mapping of floats")
+    return out
+
+
+def fit(
+    model: nn.Module,
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    batches: Callable[[int], Any] | Iterable[Any],
+    *,
+    steps: int,
+    seed: int,
+    lr: float = 1e-3,
+    weight_decay: float = 0.0,
+    warmup: int = 0,
+    min_lr_ratio: float = 0.1,
+    grad_clip: float | None = 1.0,
+    betas: tuple[float, float] = (0.9, 0.95),
+    eval_fn: Callable[[nn.Module], float | Mapping[str, float]] | None = None,
+    eval_every: int = 100,
+    early_stop_patience: int | None = None,
+    monitor: str | None = None,
+    mode: str = "min",
+    progress: bool = True,
+    desc: str = "training",
+) -> History:
+    """Train ``model`` in place with AdamW for ``steps`` updates and return its :class:`History`.
+
+    Each update ``s``: set the learning rate to :func:`lr_at` ``(s)``; take ``batch = batches(s)`` (or
+    the iterator's next item; tensors are moved to the model's device); ``loss = loss_fn(model, batch)``
+    (a scalar tensor); back-propagate; scale the gradients so their global L2 norm is at most
+    ``grad_clip`` (``g <- g * min(1, c / ||g||)``, none when ``grad_clip`` is None); take an AdamW step.
+    Weight decay applies to matrices and higher-rank weights only, not to biases or norm gains.
+
+    ``eval_fn(model)`` (run in eval mode under ``torch.no_grad``) returns a float or a mapping of named
+    floats; it runs after every ``eval_every`` updates and after the last one. With
+    ``early_stop_patience=k``, training stops once ``k`` evaluations in a row have not improved the
+    ``monitor`` metric (default: the first one) in direction ``mode`` (``"min"`` or ``"max"``).
+
+    ``seed`` seeds torch's generator inside a forked RNG state (dropout, sampling in ``loss_fn``), so the
+    caller's global random state is left as it was. A non-finite loss raises ``FloatingPointError``.
+    """
+    config = FitConfig(
+        steps=steps,
+        seed=seed,
+        lr=lr,
+        weight_decay=weight_decay,
+        warmup=warmup,
+        min_lr_ratio=min_lr_ratio,
+        grad_clip=grad_clip,
+        betas=betas,
+        eval_every=eval_every,
+        early_stop_patience=early_stop_patience,
+        monitor=monitor,
+        mode=mode,
+    )
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable as loss_fn(model, batch); got {type(loss_fn).__name__}")
+    if eval_fn is not None and not callable(eval_fn):
+        raise TypeError(f"eval_fn must be callable as eval_fn(model) or None; got {type(eval_fn).__name__}")
+    if early_stop_patience is not None and eval_fn is None:
+        raise ValueError("early_stop_patience needs an eval_fn to watch")
+    next_batch = _batch_source(batches)
+    show = progress_enabled(progress)
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model has no trainable parameters")
+    device = params[0].device
+    decay = [p for p in params if p.ndim >= 2]
+    no_decay = [p for p in params if p.ndim < 2]
+    groups = [
+        {"params": group, "weight_decay": wd}
+        for group, wd in ((decay, config.weight_decay), (no_decay, 0.0))
+        if group
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=config.lr, betas=config.betas)
+    max_norm = config.grad_clip if config.grad_clip is not None else math.inf
+
+    from tqdm.auto import tqdm
+
+    history = History(config=config)
+    watch = _EarlyStop(config)
+    was_training = model.training
+    cuda_devices = [device.index or 0] if device.type == "cuda" else []
+    start = time.perf_counter()
+    seen = 0
+    with torch.random.fork_rng(devices=cuda_devices), tqdm(total=steps, desc=desc, disable=not show) as bar:
+        torch.manual_seed(config.seed)
+        model.train()
+        try:
+            for s in range(steps):
+                rate = lr_at(s, lr=lr, steps=steps, warmup=warmup, min_lr_ratio=min_lr_ratio)
+                for group in optimizer.param_groups:
+                    group["lr"] = rate
+                batch = next_batch(s)
+                if device.type != "cpu":
+                    batch = _to_device(batch, device)
+                loss = loss_fn(model, batch)
+                if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                    raise TypeError("loss_fn must return a scalar torch.Tensor")
+                value = loss.item()
+                if not math.isfinite(value):
+                    raise FloatingPointError(f"the loss is {value} at step {s}; lower lr or clip gradients")
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                # Global norm ||g|| over all parameters; rescale by min(1, max_norm / ||g||).
+                norm = torch.nn.utils.clip_grad_norm_(params, max_norm).item()
+                optimizer.step()
+
+                count, history.seen_unit = _batch_size(batch)
+                seen += count
+                history.step.append(s)
+                history.loss.append(value)
+                history.lr.append(rate)
+                history.grad_norm.append(norm)
+                history.seen.append(seen)
+                history.wall_time.append(time.perf_counter() - start)
+                bar.set_postfix(loss=f"{value:.4f}", lr=f"{rate:.2e}", refresh=False)
+                bar.update(1)
+
+                if eval_fn is not None and ((s + 1) % config.eval_every == 0 or s + 1 == steps):
+                    if watch.record(history, s + 1, _evaluate(model, eval_fn)):
+                        history.stopped_early = True
+                        break
+        finally:
+            model.train(was_training)
+    return history
+
+
+class _EarlyStop:
+    """Appends evaluations to a history, tracks the best ``monitor`` value, says when to stop."""
+
+    def __init__(self, config: FitConfig) -> None:
+        self.config = config
+        self.stale = 0  # evaluations in a row without improvement
+
+    def record(self, history: History, step: int, values: dict[str, float]) -> bool:
+        """Record ``values`` measured after ``step`` updates; True when patience has run out."""
+        if history.eval and values.keys() != history.eval.keys():
+            raise ValueError(f"eval_fn returned keys {sorted(values)}, before {sorted(history.eval)}")
+        history.eval_step.append(step)
+        for name, v in values.items():
+            history.eval.setdefault(name, []).append(v)
+        key = self.config.monitor or next(iter(values))
+        if key not in values:
+            raise ValueError(f"monitor {key!r} is not among the eval_fn keys {sorted(values)}")
+        current, best = values[key], history.best_value
+        if best is None or (current < best if self.config.mode == "min" else current > best):
+            history.best_step, history.best_value = step, current
+            self.stale = 0
+        else:
+            self.stale += 1
+        patience = self.config.early_stop_patience
+        return patience is not None and self.stale >= patience

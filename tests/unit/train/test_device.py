@@ -1,0 +1,68 @@
+import os
+
+import pytest
+import torch
+
+from neurips26.train import DEVICE_ENV, available_cores, choose_device, set_threads
+from neurips26.train import device as device_module
+
+
+@pytest.fixture(autouse=True)
+def no_env(monkeypatch):
+    monkeypatch.delenv(DEVICE_ENV, raising=False)
+
+
+def test_argument_wins_over_environment_which_wins_over_auto(monkeypatch):
+    monkeypatch.setattr(device_module, "_available", lambda kind: True)  # pretend cuda and mps exist
+    assert choose_device() == torch.device("cuda")
+    monkeypatch.setenv(DEVICE_ENV, "mps")
+    assert choose_device() == torch.device("mps")
+    assert choose_device("cpu") == torch.device("cpu")
+    monkeypatch.setenv(DEVICE_ENV, "not-a-device")
+    assert choose_device("cpu") == torch.device("cpu")  # the argument is honoured, env never read
+
+
+def test_auto_order_is_cuda_then_mps_then_cpu(monkeypatch):
+    for present, expected in (({"cuda", "mps"}, "cuda"), ({"mps"}, "mps"), (set(), "cpu")):
+        monkeypatch.setattr(device_module, "_available", lambda kind, p=present: kind in p or kind == "cpu")
+        assert choose_device("auto") == torch.device(expected)
+
+
+def test_cpu_is_always_available():
+    assert choose_device("cpu") == torch.device("cpu")
+    assert choose_device(" CPU ") == torch.device("cpu")
+
+
+@pytest.mark.parametrize("name", ["tpu", "gpu", "cuda:x", "auto:0", "", "cpu0"])
+def test_unknown_names_raise_value_error(name):
+    with pytest.raises(ValueError, match="prefer"):
+        choose_device(name)
+
+
+def test_unknown_environment_value_names_the_variable(monkeypatch):
+    monkeypatch.setenv(DEVICE_ENV, "tpu")
+    with pytest.raises(ValueError, match=DEVICE_ENV):
+        choose_device()
+
+
+def test_missing_accelerator_is_an_error_not_a_silent_fallback(monkeypatch):
+    monkeypatch.setattr(device_module, "_available", lambda kind: kind == "cpu")
+    with pytest.raises(RuntimeError, match="no cuda"):
+        choose_device("cuda")
+    with pytest.raises(RuntimeError, match="no mps"):
+        choose_device("mps")
+    with pytest.raises(TypeError, match="prefer"):
+        choose_device(0)
+
+
+def test_set_threads_defaults_to_the_cores_this_process_may_use():
+    before = torch.get_num_threads()
+    try:
+        assert set_threads(1) == 1 and torch.get_num_threads() == 1
+        n = set_threads()
+        expected = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        assert n == available_cores() == expected and torch.get_num_threads() == n
+        with pytest.raises(ValueError, match="n"):
+            set_threads(0)
+    finally:
+        torch.set_num_threads(before)
