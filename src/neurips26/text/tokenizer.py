@@ -74,7 +74,21 @@ def _as_ids(ids: Iterable[int], vocab_size: int) -> list[int]:
     return arr.tolist()
 
 
-class ByteTokenizer:
+class _SpecialTokensMixin:
+    """The special-token part shared by both tokenizers (their ``_specials`` table)."""
+
+    _specials: _Specials
+
+    @property
+    def specials(self) -> tuple[str, ...]:
+        return self._specials.names
+
+    def special_id(self, name: str) -> int:
+        """The id of a special token, e.g. ``special_id("<eos>")``."""
+        return self._specials.id(name)
+
+
+class ByteTokenizer(_SpecialTokensMixin):
     """UTF-8 byte tokens: ids ``0..255`` are bytes, ids ``256..`` are the special tokens.
 
     ``decode`` of ids that are not valid UTF-8 (a model's sample can be anything) replaces the bad
@@ -88,14 +102,6 @@ class ByteTokenizer:
     def vocab_size(self) -> int:
         """256 byte values plus the special tokens."""
         return 256 + len(self._specials.names)
-
-    @property
-    def specials(self) -> tuple[str, ...]:
-        return self._specials.names
-
-    def special_id(self, name: str) -> int:
-        """The id of a special token, e.g. ``special_id("<eos>")``."""
-        return self._specials.id(name)
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = False) -> list[int]:
         """The UTF-8 bytes of ``text`` as ids, wrapped in ``<bos>``/``<eos>`` when asked."""
@@ -119,7 +125,7 @@ class ByteTokenizer:
         return "".join(out)
 
 
-class CharTokenizer:
+class CharTokenizer(_SpecialTokensMixin):
     """One id per character of a fixed alphabet, in the alphabet's order, then the special tokens.
 
     Build it from a corpus with :meth:`from_text` (the sorted set of its characters). ``encode`` raises
@@ -149,14 +155,6 @@ class CharTokenizer:
     def vocab_size(self) -> int:
         """Alphabet size plus the special tokens."""
         return len(self.alphabet) + len(self._specials.names)
-
-    @property
-    def specials(self) -> tuple[str, ...]:
-        return self._specials.names
-
-    def special_id(self, name: str) -> int:
-        """The id of a special token, e.g. ``special_id("<eos>")``."""
-        return self._specials.id(name)
 
     def encode(self, text: str, *, bos: bool = False, eos: bool = False) -> list[int]:
         """The alphabet index of every character of ``text``, wrapped in ``<bos>``/``<eos>`` when asked."""
