@@ -137,8 +137,32 @@ def adjoint(a: np.ndarray, z: np.ndarray, k: int) -> np.ndarray:
     return adjoint_kernel(a, z, k)
 
 
+class _Sizes:
+    """Sizes shared by :class:`Problem` and :class:`ProblemBatch` (``a`` is ``(..., M, N)``)."""
+
+    a: np.ndarray
+    k: int
+    h0: np.ndarray | None
+
+    @property
+    def m(self) -> int:
+        return self.a.shape[-2]
+
+    @property
+    def n(self) -> int:
+        return self.a.shape[-1]
+
+    @property
+    def b(self) -> np.ndarray:
+        return dft_columns(self.m, self.k)
+
+    @property
+    def has_truth(self) -> bool:
+        return self.h0 is not None
+
+
 @dataclass(frozen=True)
-class Problem:
+class Problem(_Sizes):
     """One blind-deconvolution instance: data ``(A, y)``, kernel length ``K``, optional truth.
 
     ``A`` is ``(M, N)`` with rows ``a_l^*``; ``y`` is ``(M,)``. ``h0``/``x0`` (unit norm in
@@ -162,25 +186,9 @@ class Problem:
             check_complex("h0", self.h0, shape=(self.k,))
             check_complex("x0", self.x0, shape=(n,))
 
-    @property
-    def m(self) -> int:
-        return self.a.shape[0]
-
-    @property
-    def n(self) -> int:
-        return self.a.shape[1]
-
-    @property
-    def b(self) -> np.ndarray:
-        return dft_columns(self.m, self.k)
-
-    @property
-    def has_truth(self) -> bool:
-        return self.h0 is not None
-
 
 @dataclass(frozen=True)
-class ProblemBatch:
+class ProblemBatch(_Sizes):
     """``T`` independent instances of one size, stacked: ``a`` (T, M, N), ``y`` (T, M).
 
     ``h0`` (T, K) and ``x0`` (T, N) are optional; the batched solvers use this layout.
@@ -205,22 +213,6 @@ class ProblemBatch:
 
     def __len__(self) -> int:
         return self.a.shape[0]
-
-    @property
-    def m(self) -> int:
-        return self.a.shape[1]
-
-    @property
-    def n(self) -> int:
-        return self.a.shape[2]
-
-    @property
-    def b(self) -> np.ndarray:
-        return dft_columns(self.m, self.k)
-
-    @property
-    def has_truth(self) -> bool:
-        return self.h0 is not None
 
     def problem(self, index: int) -> Problem:
         """The ``index``-th instance as a :class:`Problem`."""
