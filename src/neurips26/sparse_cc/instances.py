@@ -169,6 +169,20 @@ def noisy_cluster_metric(n: int, k: int, noise: float, seed: int) -> tuple[CCIns
     return CCInstance.from_pseudometric(metric_closure(d)), labels
 
 
+def random_metric(n: int, low: float, seed: int) -> CCInstance:
+    """Shortest-path pseudometric of the complete graph with i.i.d. ``U(low, 1)`` edge lengths.
+
+    No planted structure: most pairs sit near the LP's indifference point ``d = 1/2`` after the
+    closure, so the metric LP is strongly fractional (≈ 80–90 % fractional pairs at ``n = 40``,
+    ``low = 0.2``) and LP-PIVOT's rounding loss is visible — the family the 10/3 check needs.
+    """
+    n = check_int("n", n, minimum=2)
+    low = check_float("low", low, minimum=0.0, maximum=1.0)
+    rng = np.random.default_rng(check_seed("seed", seed))
+    lengths = pair_matrix(n, rng.uniform(low, 1.0, n * (n - 1) // 2))
+    return CCInstance.from_pseudometric(metric_closure(lengths))
+
+
 def sbm_signed(n: int, k: int, p_in: float, p_out: float, seed: int) -> tuple[CCInstance, np.ndarray]:
     """Signed stochastic block model with unit weights (not a pseudometric instance).
 

@@ -7,10 +7,11 @@
 - :func:`seed_everything` — re-exported from :mod:`neurips26.seeding`.
 """
 
+from neurips26.progress import PROGRESS_ENV, progress_enabled
 from neurips26.seeding import seed_everything
 from neurips26.train.checkpoint import Trained, trained
 from neurips26.train.device import DEVICE_ENV, available_cores, choose_device, set_threads
-from neurips26.train.fit import PROGRESS_ENV, FitConfig, History, fit, lr_at, progress_enabled
+from neurips26.train.fit import FitConfig, History, fit, lr_at
 
 __all__ = [
     "DEVICE_ENV",

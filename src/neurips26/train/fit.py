@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -24,10 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.progress import progress_enabled
 from neurips26.validation import check_choice, check_float, check_int, check_seed
-
-PROGRESS_ENV = "NEURIPS26_PROGRESS"
-_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 
 
 def lr_at(step: int, *, lr: float, steps: int, warmup: int = 0, min_lr_ratio: float = 0.1) -> float:
@@ -51,34 +47,6 @@ def lr_at(step: int, *, lr: float, steps: int, warmup: int = 0, min_lr_ratio: fl
         return lr * u / warmup
     p = (u - warmup) / (steps - warmup)  # in (0, 1]
     return lr * (min_lr_ratio + (1.0 - min_lr_ratio) * 0.5 * (1.0 + math.cos(math.pi * p)))
-
-
-def progress_enabled(requested: bool = True, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether :func:`fit` shows a progress bar. The rule, first match wins:
-
-    1. ``requested`` is False → no bar (the caller decided);
-    2. ``NEURIPS26_PROGRESS`` is set: ``1``/``true``/``yes``/``on`` → bar, ``0``/``false``/``no``/``off``
-       → no bar (anything else is a ``ValueError``);
-    3. ``CI`` is set to a true value (as on GitHub Actions) → no bar;
-    4. otherwise a bar when running in a Jupyter kernel (``ipykernel`` is imported) or when standard
-       error is a terminal; none when output goes to a file or pipe.
-    """
-    if not isinstance(requested, bool):
-        raise TypeError(f"progress must be a bool; got {type(requested).__name__}")
-    if not requested:
-        return False
-    env = os.environ if environ is None else environ
-    override = env.get(PROGRESS_ENV)
-    if override is not None:
-        value = override.strip().lower()
-        if value in _TRUE:
-            return True
-        if value in _FALSE:
-            return False
-        raise ValueError(f"environment variable {PROGRESS_ENV} must be 0 or 1; got {override!r}")
-    if env.get("CI", "").strip().lower() not in _FALSE:
-        return False
-    return "ipykernel" in sys.modules or bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
 @dataclass(frozen=True)

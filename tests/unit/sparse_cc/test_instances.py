@@ -15,6 +15,7 @@ from neurips26.sparse_cc import (
     pair_index,
     pair_matrix,
     pairs,
+    random_metric,
     sbm_signed,
 )
 
@@ -62,6 +63,7 @@ def _is_pseudometric(inst: CCInstance) -> bool:
         lambda s: blobs(15, 3, 0.5, s)[0],
         lambda s: geometric_graph_metric(15, 0.4, s)[0],
         lambda s: noisy_cluster_metric(15, 3, 0.2, s)[0],
+        lambda s: random_metric(15, 0.2, s),
     ],
 )
 def test_pseudometric_generators_are_pseudometrics_and_seeded(make):
@@ -101,3 +103,8 @@ def test_hidden_heavy_opt_closed_form_matches_ilp(n, H):
     assert np.sum(inst.w_minus > 0) == 1
     value, _ = opt_ilp(inst)
     assert value == pytest.approx(opt_hidden_heavy(n, H))
+
+
+def test_random_metric_validates_low():
+    with pytest.raises(ValueError, match="low"):
+        random_metric(10, 1.5, 0)
