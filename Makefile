@@ -15,7 +15,6 @@ STAMP := $(VENV)/.neurips26-installed
 SMOKE_OUT := _build/smoke
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 # The budgets assume two cores. NumPy's OpenBLAS gets one thread: the book's matrices are small and a
 # second BLAS thread mostly spins (several times slower on a busy machine); torch keeps two.
 export OMP_NUM_THREADS ?= 2

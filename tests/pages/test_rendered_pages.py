@@ -10,6 +10,7 @@ Skipped, loudly, when Chromium is missing or the book has not been built; with
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -47,3 +48,27 @@ def test_every_page_renders_offline(tmp_path: Path) -> None:
     assert report.ok and not failures, (
         f"{len(failures)} problems on the rendered pages of {site}:\n" + "\n".join(failures)
     )
+
+
+_MATPLOTLIB_CALL = re.compile(r"plt\.(subplots|figure|show|imshow|plot)\(|\.subplots\(")
+
+
+def test_matplotlib_figures_reach_the_pages() -> None:
+    """A notebook that draws with matplotlib shows at least one PNG on its page.
+
+    Guards against a non-inline backend (e.g. ``MPLBACKEND=Agg`` exported by the build): the notebooks
+    then execute without error but every matplotlib figure silently disappears from the book.
+    """
+    site = _site_dir()
+    if not (site / "index.html").is_file():
+        _not_checked(f"the book is not built ({site / 'index.html'} is missing; run `make book`)")
+    sources = sorted(REPO_ROOT.glob("chapters/*/[0-9]*.md")) + sorted(REPO_ROOT.glob("appendix/*.md"))
+    drawing = [p for p in sources if _MATPLOTLIB_CALL.search(p.read_text(encoding="utf-8"))]
+    assert drawing, "no notebook draws with matplotlib: the pattern above is out of date"
+    missing = []
+    for source in drawing:
+        page = site / source.relative_to(REPO_ROOT).with_suffix(".html")
+        html = page.read_text(encoding="utf-8") if page.is_file() else ""
+        if not re.search(r"<img[^>]+src=\"[^\"]+\.png\"|src=\"data:image/png", html):
+            missing.append(str(page.relative_to(site)))
+    assert not missing, f"pages without any matplotlib figure (is MPLBACKEND forcing Agg?): {missing}"
