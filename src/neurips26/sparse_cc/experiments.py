@@ -53,7 +53,7 @@ from neurips26.validation import check_choice, check_float, check_int, check_see
 
 FAMILIES: tuple[str, ...] = ("noisy_cluster", "random_metric")
 FAMILY_LABELS: dict[str, str] = {
-    "noisy_cluster": "noisy clusters (k = 4, noise 0.3, closure)",
+    "noisy_cluster": "noisy clusters (k = 4, noise 0.1, closure)",
     "random_metric": "random metric (U(0.2, 1) lengths, closure)",
 }
 METHODS: tuple[str, ...] = ("sparse_lp_pivot", "naive_half", "naive_one", "kwikcluster", "coreset_lp")
@@ -93,16 +93,26 @@ def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.polyfit(np.log(x), np.log(y), 1)[0])
 
 
+def instance_seed(seed: int, family_index: int, instance_index: int) -> int:
+    """The seed :func:`ratio_vs_c` draws instance ``instance_index`` of family ``family_index`` from.
+
+    Public so a notebook can redraw exactly the instances of the ratio grid (e.g. to plot them).
+    """
+    return _sub_seed(seed, family_index, instance_index)
+
+
 def make_instance(family: str, n: int, seed: int) -> CCInstance:
     """One pseudometric instance of the chapter's two families.
 
-    ``"noisy_cluster"``: four planted clusters with ``N(0, 0.3^2)`` distance noise, repaired by metric
-    closure — an integral LP whose clusters the unseen pairs must recover. ``"random_metric"``: the
+    ``"noisy_cluster"``: four planted clusters with ``N(0, 0.1^2)`` distance noise, repaired by metric
+    closure — an integral LP whose clusters the unseen pairs must recover. (With noise 0.3 a few
+    short cross-cluster distances let the closure pull every distance below 1/2 at ``n = 40``, and
+    the LP optimum becomes a single cluster.) ``"random_metric"``: the
     shortest-path metric of ``U(0.2, 1)`` edge lengths — strongly fractional, so rounding loses.
     """
     family = check_choice("family", family, FAMILIES)
     if family == "noisy_cluster":
-        return noisy_cluster_metric(n, 4, 0.3, seed)[0]
+        return noisy_cluster_metric(n, 4, 0.1, seed)[0]
     return random_metric(n, 0.2, seed)
 
 
@@ -449,7 +459,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
     m_values = np.array([m_for(n, c) for c in config.cs])
     cells = [(f, i) for f in range(F) for i in range(I)]
     for f, i in progress(cells, desc="ratio vs c"):
-        instance = make_instance(config.families[f], n, _sub_seed(seed, f, i))
+        instance = make_instance(config.families[f], n, instance_seed(seed, f, i))
         pivot_seed = _sub_seed(seed, f, i, 99)
         full = full_lp_pivot(instance, runs=R, seed=pivot_seed)
         x_star, lp_star[f, i] = full.lp.x, full.lp.value

@@ -6,10 +6,11 @@ restriction of) a pseudometric, every witness brackets the unseen value (eq. W):
 
     L_uv = max_w |x̄_uw - x̄_wv|  <=  x_uv  <=  U_uv = min(1, min_w x̄_uw + x̄_wv).
 
-Imputation rules: ``"upper"`` takes ``U`` (the paper's default), ``"midpoint"`` takes ``(L + U) / 2``,
-``"median"`` [ours] takes the median over witnesses of each witness's own midpoint
-``(|x̄_uw - x̄_wv| + min(1, x̄_uw + x̄_wv)) / 2``, clipped into ``[L, U]``. Pairs with no witness get 1
-(separate: the safe choice when nothing is known) and are counted.
+Imputation rules: ``"upper"`` takes ``U`` (our default [ours]: the natural reading of the paper's
+"imputes missing LP marginals via triangle inequalities"; it joins ``uv`` only when some witness is close
+to both), ``"midpoint"`` takes ``(L + U) / 2``, ``"median"`` [ours] takes the median over witnesses of
+each witness's own midpoint ``(|x̄_uw - x̄_wv| + min(1, x̄_uw + x̄_wv)) / 2``, clipped into ``[L, U]``.
+Pairs with no witness get 1 (separate: the safe choice when nothing is known) and are counted.
 """
 
 from __future__ import annotations
