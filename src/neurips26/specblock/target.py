@@ -1,0 +1,261 @@
+"""The chapter's target model and the distillation of its greedy responses (digest §3.4, §7).
+
+The target is a :class:`~neurips26.nn.transformer.Decoder` (4 pre-norm blocks, width 128, 4 heads, RoPE)
+trained with next-token cross-entropy on the mixed character corpus of :mod:`.data`. The drafters read its
+residual stream: f_i = [h⁽¹⁾; h⁽²⁾; h⁽³⁾] (:func:`~neurips26.specblock.protocol.fused_features`).
+
+As in the paper, drafters are trained on the target's *own* greedy answers (offline distillation):
+:func:`distill` continues every prompt greedily with the target (batched, with a KV cache), then runs one
+forward over prompt + response to record logits and hidden states. Alignment: logits at position ``j``
+predict token ``j+1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from neurips26.nn.transformer import Decoder, DecoderConfig
+from neurips26.scales import pick
+from neurips26.specblock.data import DistillData, corpus_tokens, mixed_documents, tokenizer
+from neurips26.specblock.protocol import target_outputs
+from neurips26.text.corpus import TokenBatches
+from neurips26.train.checkpoint import trained
+from neurips26.train.fit import History, fit
+from neurips26.validation import check_float, check_int, check_seed
+
+#: Id of ``<eos>`` in the chapter's tokenizer (the default end-of-sequence id of :func:`distill`).
+EOS_ID: int = tokenizer().special_id("<eos>")
+
+
+@dataclass(frozen=True)
+class TargetConfig:
+    """Size and training of the target. ``documents`` mixed-corpus documents, random ``seq_len`` windows."""
+
+    width: int = 128
+    depth: int = 4
+    heads: int = 4
+    context: int = 256
+    steps: int = 200
+    batch: int = 24
+    seq_len: int = 96
+    lr: float = 3e-3
+    warmup: int = 30
+    documents: int = 3000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_int("width", self.width, minimum=1)
+        check_int("depth", self.depth, minimum=4)  # the drafters read layers 1, 2, 3
+        check_int("heads", self.heads, minimum=1)
+        check_int("context", self.context, minimum=2)
+        check_int("steps", self.steps, minimum=1)
+        check_int("batch", self.batch, minimum=1)
+        check_int("seq_len", self.seq_len, minimum=1, maximum=self.context)
+        check_float("lr", self.lr, minimum=0.0, strict_min=True)
+        check_int("warmup", self.warmup, minimum=0, maximum=self.steps)
+        check_int("documents", self.documents, minimum=3)
+        check_seed("seed", self.seed)
+        if self.width % self.heads or (self.width // self.heads) % 2:
+            raise ValueError(f"heads must divide width into even head sizes; got {self.width}, {self.heads}")
+
+    @classmethod
+    def for_scale(cls, scale: str) -> TargetConfig:
+        """smoke: width 32 (still 4 layers, the drafters need layers 1-3), 50 steps; default ≈ 45 s."""
+        return pick(
+            scale,
+            smoke=cls(width=32, heads=2, steps=50, batch=16, seq_len=64, warmup=5, documents=300),
+            default=cls(),
+            paper=cls(width=256, depth=8, heads=8, steps=5000, batch=64, seq_len=256, lr=1e-3),
+        )
+
+    def decoder_config(self) -> DecoderConfig:
+        return DecoderConfig(
+            vocab_size=tokenizer().vocab_size,
+            width=self.width,
+            depth=self.depth,
+            heads=self.heads,
+            context=self.context,
+        )
+
+
+def build_target(config: TargetConfig) -> Decoder:
+    """An untrained target with ``config``'s sizes (weights from ``config.seed``)."""
+    return Decoder(config.decoder_config(), seed=config.seed)
+
+
+def _fit_target(model: Decoder, config: TargetConfig, progress: bool) -> History:
+    stream = corpus_tokens(mixed_documents(config.documents, config.seed))
+    batches = TokenBatches(stream, batch_size=config.batch, context=config.seq_len, seed=config.seed)
+
+    def loss_fn(net: Decoder, batch: tuple[Tensor, Tensor]) -> Tensor:
+        inputs, targets = batch
+        logits = net(inputs).logits
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+    return fit(
+        model,
+        loss_fn,
+        batches,
+        steps=config.steps,
+        seed=config.seed,
+        lr=config.lr,
+        warmup=config.warmup,
+        weight_decay=0.01,
+        progress=progress,
+        desc="target",
+    )
+
+
+def train_target(
+    config: TargetConfig | None = None, *, verbose: bool = True, progress: bool = True
+) -> Decoder:
+    """The trained target for ``config`` (default: ``TargetConfig()``), loaded from the cache when present.
+
+    Next-token cross-entropy on the mixed corpus (code, arithmetic, dialogue), AdamW with warm-up and
+    cosine decay (:func:`neurips26.train.fit.fit`). Returned in eval mode.
+    """
+    config = TargetConfig() if config is None else config
+    if not isinstance(config, TargetConfig):
+        raise TypeError(f"config must be a TargetConfig; got {type(config).__name__}")
+    result = trained(
+        "specblock-target",
+        config,
+        lambda: build_target(config),
+        lambda model: _fit_target(model, config, progress),
+        package=("neurips26.specblock", "neurips26.nn"),
+        verbose=verbose,
+    )
+    return result.model.eval()
+
+
+# ----------------------------------------------------------------------------------------- distillation
+
+
+def _prompt_ids(prompt: object, index: int, vocab_size: int) -> list[int]:
+    if isinstance(prompt, str):
+        ids = tokenizer().encode(prompt, bos=True)
+    elif isinstance(prompt, Tensor):
+        ids = [int(v) for v in prompt.reshape(-1).tolist()]
+    elif isinstance(prompt, Sequence):
+        ids = list(prompt)
+    else:
+        raise TypeError(f"prompts[{index}] must be a str or a sequence of ids; got {type(prompt).__name__}")
+    if not ids:
+        raise ValueError(f"prompts[{index}] is empty")
+    for t in ids:
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise TypeError(f"prompts[{index}] must hold int ids; got {type(t).__name__}")
+        if not 0 <= t < vocab_size:
+            raise ValueError(f"prompts[{index}] holds id {t}, outside the vocabulary [0, {vocab_size})")
+    return ids
+
+
+@torch.no_grad()
+def greedy_batch(
+    target: Decoder, prompts: list[list[int]], n_new: int, eos_id: int | None
+) -> list[list[int]]:
+    """Greedy continuations (≤ ``n_new`` ids each, ending at ``eos_id`` if produced) of a batch of prompts.
+
+    Prompts are left-padded to one length; each row's positions count from its own first token and a
+    key-padding mask hides the padding, so every row is decoded as if alone (up to float rounding).
+    """
+    device = next(target.parameters()).device
+    b, width = len(prompts), max(len(p) for p in prompts)
+    pad = torch.tensor([width - len(p) for p in prompts], device=device)  # (B,)
+    tokens = torch.zeros(b, width, dtype=torch.long, device=device)
+    for i, p in enumerate(prompts):
+        tokens[i, width - len(p) :] = torch.tensor(p, dtype=torch.long)
+    positions = (torch.arange(width, device=device)[None] - pad[:, None]).clamp(min=0)  # (B, P)
+    valid = torch.arange(width, device=device)[None] >= pad[:, None]  # (B, P) keys that are real tokens
+    causal = torch.tril(torch.ones(width, width, dtype=torch.bool, device=device))
+    # a padding query sees itself only, so no attention row is empty
+    mask = (causal[None] & valid[:, None, :]) | torch.eye(width, dtype=torch.bool, device=device)[None]
+    cache = target.make_cache()
+    logits = target(tokens, positions=positions, mask=mask[:, None], cache=cache).logits[:, -1]
+    out = torch.zeros(b, 0, dtype=torch.long, device=device)
+    done = torch.zeros(b, dtype=torch.bool, device=device)
+    next_pos = positions[:, -1] + 1
+    for step in range(n_new):
+        token = logits.argmax(-1)  # (B,)
+        out = torch.cat([out, token[:, None]], dim=1)
+        if eos_id is not None:
+            done |= token == eos_id
+        if step == n_new - 1 or bool(done.all()):
+            break
+        valid = torch.cat([valid, torch.ones(b, 1, dtype=torch.bool, device=device)], dim=1)
+        logits = target(
+            token[:, None], positions=next_pos[:, None], mask=valid[:, None, None, :], cache=cache
+        ).logits[:, -1]
+        next_pos = next_pos + 1
+    rows = []
+    for i in range(b):
+        row = out[i].tolist()
+        if eos_id is not None and eos_id in row:
+            row = row[: row.index(eos_id) + 1]
+        rows.append(row)
+    return rows
+
+
+def distill(
+    target: Decoder,
+    prompts: Sequence[str | Sequence[int]],
+    n_new: int,
+    *,
+    batch: int = 200,
+    eos_id: int | None = EOS_ID,
+    progress: bool = True,
+) -> DistillData:
+    """The target's greedy responses to ``prompts`` and its logits and hidden states on them.
+
+    ``prompts``: strings (encoded as ``<bos> text``) or id sequences. Each prompt is continued greedily for
+    ``n_new`` tokens or until ``eos_id`` (batched, ``batch`` prompts per pass, KV cache); then one forward
+    over every ``prompt + response`` row (right-padded with ``eos_id``, or 0 without one) records
+    ``logits`` and the residual stream ``hidden``. ``loss_mask[b, j]`` is True iff ``tokens[b, j+1]`` is a
+    response token.
+    """
+    if not isinstance(target, Decoder):
+        raise TypeError(f"target must be a Decoder; got {type(target).__name__}")
+    if isinstance(prompts, str) or not isinstance(prompts, Sequence):
+        raise TypeError(f"prompts must be a sequence of prompts; got {type(prompts).__name__}")
+    if not prompts:
+        raise ValueError("prompts must hold at least one prompt")
+    n_new = check_int("n_new", n_new, minimum=1)
+    batch = check_int("batch", batch, minimum=1)
+    vocab = target.config.vocab_size
+    if eos_id is not None:
+        eos_id = check_int("eos_id", eos_id, minimum=0, maximum=vocab - 1)
+    ids = [_prompt_ids(p, i, vocab) for i, p in enumerate(prompts)]
+    longest = max(len(p) for p in ids) + n_new
+    if longest > target.config.context:
+        raise ValueError(
+            f"prompt + n_new = {longest} tokens exceed the target's context {target.config.context}"
+        )
+
+    from neurips26.progress import progress as bar
+
+    was_training = target.training
+    target.eval()
+    responses: list[list[int]] = []
+    starts = range(0, len(ids), batch)
+    for s in bar(starts, total=len(starts), desc="distill", show=progress):
+        responses.extend(greedy_batch(target, ids[s : s + batch], n_new, eos_id))
+    target.train(was_training)
+
+    length = max(len(p) + len(r) for p, r in zip(ids, responses, strict=True))
+    tokens = torch.full((len(ids), length), 0 if eos_id is None else eos_id, dtype=torch.long)
+    loss_mask = torch.zeros(len(ids), length, dtype=torch.bool)
+    for i, (p, r) in enumerate(zip(ids, responses, strict=True)):
+        tokens[i, : len(p) + len(r)] = torch.tensor(p + r, dtype=torch.long)
+        loss_mask[i, len(p) - 1 : len(p) + len(r) - 1] = True  # position j predicts response token j+1
+    device = next(target.parameters()).device
+    logits, hidden = [], []
+    for s in range(0, len(ids), batch):
+        lg, hd = target_outputs(target, tokens[s : s + batch].to(device))
+        logits.append(lg.cpu())
+        hidden.append(hd.cpu())
+    return DistillData(tokens, torch.cat(logits), torch.cat(hidden), loss_mask)

@@ -1,0 +1,34 @@
+"""A tiny random target, distillation-shaped data and decode contexts for the drafter tests."""
+
+from __future__ import annotations
+
+import torch
+
+from neurips26.nn.transformer import Decoder, DecoderConfig
+from neurips26.specblock.protocol import DecodeContext, target_outputs
+
+VOCAB = 20
+
+
+def tiny_target(dtype: torch.dtype = torch.float32) -> Decoder:
+    """A random 4-layer target of width 32 over 20 ids."""
+    config = DecoderConfig(vocab_size=VOCAB, width=32, depth=4, heads=2, context=64)
+    return Decoder(config, seed=0).to(dtype).eval()
+
+
+def tiny_data(target: Decoder, batch: int = 3, length: int = 12, seed: int = 0):
+    """``(tokens, logits, hidden, loss_mask)`` of random sequences; positions 3 … T-2 are trained."""
+    tokens = torch.randint(0, VOCAB, (batch, length), generator=torch.Generator().manual_seed(seed))
+    logits, hidden = target_outputs(target, tokens)
+    loss_mask = torch.zeros(batch, length, dtype=torch.bool)
+    loss_mask[:, 3:-1] = True
+    return tokens, logits, hidden, loss_mask
+
+
+def context_for(target: Decoder, seq: torch.Tensor, new_from: int = 0, total: int = 60) -> DecodeContext:
+    """Committed ``seq`` (root last) with the target's residual stream at positions 0 … L-2."""
+    if seq.numel() > 1:
+        hidden = target_outputs(target, seq[None, :-1])[1][0]
+    else:
+        hidden = torch.zeros(0, target.config.depth + 1, target.config.width)
+    return DecodeContext(tokens=seq, hidden=hidden, new_from=new_from, total_tokens=total)
