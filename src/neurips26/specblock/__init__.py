@@ -3,24 +3,45 @@
 The decoding loop and the drafters meet in :mod:`~neurips26.specblock.protocol`. The target and its
 distillation data are in :mod:`.data` and :mod:`.target`; tree verification and the lossless greedy loop in
 :mod:`.tree` and :mod:`.decode`; SpecBlock itself in :mod:`.drafter`, :mod:`.rank_head`, :mod:`.losses`,
-:mod:`.train_drafter` and :mod:`.dynamic_tree`; the baselines in :mod:`.baselines`.
+:mod:`.train_drafter` and :mod:`.dynamic_tree`; the baselines in :mod:`.baselines`; the
+adaptation bandit in :mod:`.bandit` and :mod:`.adaptation`; checkpoints in :mod:`.prepare`; the chapter's
+experiments in :mod:`.experiments` and :mod:`.explore`.
 """
 
+from neurips26.specblock.adaptation import StreamResult
+from neurips26.specblock.bandit import (
+    ARMS,
+    CostAwareBandit,
+    EveryWindowPolicy,
+    ReplayBuffer,
+    StaticPolicy,
+    UpdateConfig,
+    update_drafter,
+)
 from neurips26.specblock.baselines.eagle3 import Eagle3Config, Eagle3Drafter, Eagle3Proposer, train_eagle3
 from neurips26.specblock.baselines.medusa import MedusaConfig, MedusaHeads, MedusaProposer, train_medusa
 from neurips26.specblock.data import ALPHABET, DOMAINS, DistillData, documents, prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter, block_mask, shift_slots
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer, plan_block
+from neurips26.specblock.experiments import (
+    ShiftConfig,
+    SuiteConfig,
+    decode_suite,
+    domain_shift_stream,
+    per_depth_acceptance,
+    run_claims,
+    slot_accuracy,
+)
 from neurips26.specblock.losses import chain_mask, draft_loss, rank_loss, smoothed_rank_targets
 from neurips26.specblock.metrics import (
     DecodeStats,
     acceptance_length,
     measured_speedup,
     modelled_speedup,
-    per_depth_acceptance,
     summarize,
 )
+from neurips26.specblock.prepare import PrepareConfig, pretrained
 from neurips26.specblock.protocol import (
     DecodeContext,
     DraftTree,
@@ -35,6 +56,22 @@ from neurips26.specblock.train_drafter import train_specblock
 from neurips26.specblock.tree import VerifyResult, prune, verify
 
 __all__ = [
+    "ARMS",
+    "CostAwareBandit",
+    "EveryWindowPolicy",
+    "ReplayBuffer",
+    "StaticPolicy",
+    "UpdateConfig",
+    "update_drafter",
+    "StreamResult",
+    "ShiftConfig",
+    "SuiteConfig",
+    "decode_suite",
+    "domain_shift_stream",
+    "run_claims",
+    "slot_accuracy",
+    "PrepareConfig",
+    "pretrained",
     "ALPHABET",
     "DEFAULT_BUDGETS",
     "DOMAINS",

@@ -64,6 +64,14 @@ class GenerationResult:
         return (sum(self.accepted) + self.iterations) / self.iterations if self.iterations else float("nan")
 
 
+def check_greedy(temperature: object) -> None:
+    """Greedy decoding only (the paper's configurations use temperature 0): any other value is refused."""
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float):
+        raise TypeError(f"temperature must be a number; got {type(temperature).__name__}")
+    if temperature != 0:
+        raise ValueError(f"temperature must be 0 (greedy decoding only); got {temperature}")
+
+
 def _check_common(target: object, prompt_ids: object, max_new_tokens: object, eos_id: object) -> Tensor:
     if not isinstance(target, Decoder):
         raise TypeError(f"target must be a Decoder; got {type(target).__name__}")
@@ -103,12 +111,18 @@ def _cut(new: list[int], remaining: int, eos_id: int | None) -> tuple[list[int],
 
 @torch.no_grad()
 def vanilla_generate(
-    target: Decoder, prompt_ids: Tensor | list[int], max_new_tokens: int, eos_id: int | None = None
+    target: Decoder,
+    prompt_ids: Tensor | list[int],
+    max_new_tokens: int,
+    eos_id: int | None = None,
+    *,
+    temperature: float = 0.0,
 ) -> GenerationResult:
     """Greedy decoding with the KV cache: ``x_{t+1} = argmax p(· | x_{≤t})``, one forward per token.
 
-    Stops after ``max_new_tokens`` tokens or right after ``eos_id``.
+    Stops after ``max_new_tokens`` tokens or right after ``eos_id``. Greedy only: ``temperature`` must be 0.
     """
+    check_greedy(temperature)
     ids = _check_common(target, prompt_ids, max_new_tokens, eos_id)
     device = next(target.parameters()).device
     was_training = target.training
@@ -161,6 +175,7 @@ def speculative_generate(
     total_tokens: int,
     eos_id: int | None = None,
     record: bool = False,
+    temperature: float = 0.0,
 ) -> GenerationResult:
     """Greedy speculative decoding with tree verification; the output equals :func:`vanilla_generate`'s.
 
@@ -175,6 +190,7 @@ def speculative_generate(
     (``GenerationResult.logits``/``hidden``), taken from the prefill and the verification forwards that
     decoding runs anyway; the generated tokens are the same.
     """
+    check_greedy(temperature)
     ids = _check_common(target, prompt_ids, max_new_tokens, eos_id)
     if not isinstance(record, bool):
         raise TypeError(f"record must be a bool; got {type(record).__name__}")

@@ -66,7 +66,7 @@ def unpack_data(data: Any) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     return tokens.long(), logits, hidden, mask.bool()
 
 
-def _windows(
+def training_windows(
     first_row: Tensor, t: int, window: int, pad: int, generator: torch.Generator
 ) -> tuple[Tensor, Tensor]:
     """Start rows of one window per sequence and the index grid ``(B, window + pad)`` (clamped) + validity."""
@@ -215,7 +215,7 @@ def train_specblock(
     started = time.perf_counter()
     for step in progress(range(steps), total=steps, desc="SpecBlock drafter", show=show_progress):
         rows = pool[torch.randint(pool.numel(), (batch,), generator=generator)]
-        index, inside = _windows(first_row[rows], t, window, pad, generator)
+        index, inside = training_windows(first_row[rows], t, window, pad, generator)
         ms = torch.randint(1, kk + 1, (ttt_blocks - 1,), generator=generator).tolist()
         take = rows[:, None]
         f = features[take, index[:, :window]]

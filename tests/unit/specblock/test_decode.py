@@ -163,6 +163,10 @@ def test_bad_inputs_name_the_argument():
             fn(prompt_ids="abc", max_new_tokens=3)
         with pytest.raises(TypeError, match="max_new_tokens"):
             fn(prompt_ids=[1], max_new_tokens=2.0)
+        with pytest.raises(ValueError, match="temperature"):  # greedy only
+            fn(prompt_ids=[1], max_new_tokens=3, temperature=0.7)
+        with pytest.raises(TypeError, match="temperature"):
+            fn(prompt_ids=[1], max_new_tokens=3, temperature="0")
     with pytest.raises(ValueError, match="total_tokens"):
         speculative_generate(target, proposer, [1, 2], 3, total_tokens=0)
     with pytest.raises(TypeError, match="proposer"):

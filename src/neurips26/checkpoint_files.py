@@ -1,0 +1,240 @@
+"""Checkpoint files shared by the chapters that ship trained weights as package data (BOOK_GUIDE §7).
+
+A checkpoint ``NAME`` is two files in one directory::
+
+    NAME.pt     a state dict with floating-point tensors in float16 (``torch.save``; read back with
+                ``weights_only=True``)
+    NAME.json   a sidecar: a frozen dataclass deriving from :class:`Sidecar` (each chapter defines its own
+                fields), at least ``name``, ``config_hash``, ``source``, ``weights_hash`` and ``format``
+
+This module holds what does not depend on the chapter: the canonical hash of a configuration
+(:func:`config_hash`), float16 states and their hash (:func:`half_state`, :func:`weights_hash`), a
+fingerprint of named source files (:func:`source_fingerprint`), atomic writing and checked reading
+(:func:`save_checkpoint`, :func:`read_checkpoint`), the error classes, and the freshness check
+(:func:`check_fresh`: a checkpoint is *stale* when today's configuration hashes differently or the network's
+source files changed). Chapter 05 (:mod:`neurips26.ssd.checkpoints`) and chapter 10
+(:mod:`neurips26.specblock.prepare`) build on it; the hashes are those chapter 05 committed first, so its
+checkpoints stay fresh.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import torch
+
+FORMAT = 1
+"""The file format version a sidecar records (``format``); :func:`check_fresh` rejects another."""
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint cannot be used."""
+
+
+class MissingCheckpointError(CheckpointError, FileNotFoundError):
+    """The weights or the sidecar of a checkpoint do not exist."""
+
+
+class StaleCheckpointError(CheckpointError):
+    """A checkpoint was written by another configuration or by other network code."""
+
+
+# ------------------------------------------------------------------------------------------- hashing
+
+
+def canonical(value: Any) -> Any:
+    """A JSON-able form of a configuration: dataclasses (with their class name), dicts, sequences, scalars.
+
+    Floats become their ``repr`` (exact), dataclasses a dict with ``"__class__"`` = the class's qualified
+    name, tuples and lists lists. Anything else is a ``TypeError`` naming ``config``.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {"__class__": type(value).__qualname__, **out}
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [canonical(v) for v in value]
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    if isinstance(value, float):
+        return repr(value)
+    raise TypeError(f"config must hold dataclasses, dicts, sequences and scalars; got {type(value).__name__}")
+
+
+def config_hash(config: Any) -> str:
+    """SHA-256 prefix (16 hex digits) of the canonical JSON of ``config`` (dataclasses, dicts, scalars)."""
+    text = json.dumps(canonical(config), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def source_fingerprint(files: Sequence[tuple[str, str]]) -> str:
+    """SHA-256 prefix of the named source files ``(package, filename)``, in order, line endings normalised.
+
+    ``filename`` may hold a sub-path (``"baselines/eagle3.py"``). A missing file raises ``FileNotFoundError``.
+    """
+    if isinstance(files, str) or not isinstance(files, Sequence) or not files:
+        raise TypeError("files must be a non-empty sequence of (package, filename) pairs")
+    digest = hashlib.sha256()
+    for item in files:
+        if not (isinstance(item, tuple) and len(item) == 2 and all(isinstance(s, str) for s in item)):
+            raise TypeError(f"files must hold (package, filename) pairs of str; got {item!r}")
+        package, filename = item
+        digest.update(f"{package}/{filename}\n".encode())
+        path = resources.files(package).joinpath(filename)
+        digest.update(path.read_bytes().replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
+def half_state(model: torch.nn.Module, *, drop: Sequence[str] = ()) -> dict[str, torch.Tensor]:
+    """A CPU copy of ``model.state_dict()`` with floating-point tensors in float16, without the keys ``drop``.
+
+    ``drop`` names entries rebuilt at load time (e.g. a frozen embedding copied from another model); a name
+    that is not in the state dict is a ``KeyError``.
+    """
+    state = model.state_dict()
+    missing = [k for k in drop if k not in state]
+    if missing:
+        raise KeyError(f"drop names keys the state dict lacks: {missing}")
+    out = {}
+    for key, value in state.items():
+        if key in drop:
+            continue
+        value = value.detach().to("cpu", copy=True)
+        out[key] = value.half() if value.is_floating_point() else value
+    return out
+
+
+def weights_hash(state: Mapping[str, torch.Tensor]) -> str:
+    """SHA-256 prefix of a state dict's names, dtypes, shapes and bytes (identifies trained weights)."""
+    digest = hashlib.sha256()
+    for key in sorted(state):
+        tensor = state[key].detach().cpu().contiguous()
+        digest.update(f"{key}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
+        digest.update(tensor.numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------------------- sidecars
+
+
+class Sidecar:
+    """Mixin for a chapter's frozen sidecar dataclass: JSON round trip with field checks.
+
+    Subclasses set :attr:`REQUIRED` (fields a sidecar must hold) and :attr:`JSON_FIELDS` (dict/list fields
+    normalised to their JSON form in ``__post_init__``, so a sidecar read back equals the one written),
+    and have fields ``name``, ``config_hash``, ``source``, ``weights_hash`` and ``format``.
+    """
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for name in self.JSON_FIELDS:
+            object.__setattr__(self, name, json.loads(json.dumps(getattr(self, name))))
+
+    def to_json(self) -> str:
+        """The sidecar's text (sorted keys, two-space indent)."""
+        return json.dumps(dataclasses.asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls: type[S], text: str) -> S:
+        """Parse a sidecar; ``CheckpointError`` when required fields are missing or unknown ones present."""
+        data = json.loads(text)
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(data, dict) or not set(cls.REQUIRED) <= data.keys():
+            raise CheckpointError(f"the sidecar lacks one of {', '.join(cls.REQUIRED)}")
+        unknown = set(data) - names
+        if unknown:
+            raise CheckpointError(f"the sidecar has unknown fields {sorted(unknown)}")
+        return cls(**data)
+
+
+S = TypeVar("S", bound=Sidecar)
+
+
+def checkpoint_paths(directory: Path | str, name: str) -> tuple[Path, Path]:
+    """``(directory/NAME.pt, directory/NAME.json)``; ``name`` must be non-empty without path separators."""
+    if not isinstance(name, str) or not name or any(c in name for c in "/\\"):
+        raise ValueError(f"name must be a non-empty str without path separators; got {name!r}")
+    directory = Path(directory)
+    return directory / f"{name}.pt", directory / f"{name}.json"
+
+
+def save_checkpoint(directory: Path | str, state: Mapping[str, torch.Tensor], meta: Sidecar) -> Path:
+    """Write ``meta.name``.pt (the float16 ``state``) and ``meta.name``.json into ``directory``.
+
+    ``state`` must already be float16 (see :func:`half_state`) and match ``meta.weights_hash``; the files
+    are written to temporary names and renamed, so a reader never sees half a checkpoint. Returns the path
+    of the weights.
+    """
+    if not isinstance(meta, Sidecar):
+        raise TypeError(f"meta must be a checkpoint sidecar; got {type(meta).__name__}")
+    if any(v.is_floating_point() and v.dtype != torch.float16 for v in state.values()):
+        raise ValueError("state must hold float16 tensors (use half_state)")
+    if meta.weights_hash != weights_hash(state):
+        raise ValueError("meta.weights_hash does not match state")
+    weights, sidecar = checkpoint_paths(directory, meta.name)
+    weights.parent.mkdir(parents=True, exist_ok=True)
+    tmp_weights, tmp_sidecar = weights.with_suffix(".pt.tmp"), sidecar.with_suffix(".json.tmp")
+    torch.save(dict(state), tmp_weights)
+    tmp_sidecar.write_text(meta.to_json())
+    tmp_weights.replace(weights)
+    tmp_sidecar.replace(sidecar)
+    return weights
+
+
+def read_checkpoint(
+    directory: Path | str, name: str, meta_class: type[S]
+) -> tuple[dict[str, torch.Tensor], S]:
+    """The float16 state dict and the sidecar (a ``meta_class``) of checkpoint ``name`` in ``directory``.
+
+    Raises :class:`MissingCheckpointError` when a file is absent and :class:`CheckpointError` when the
+    sidecar is unreadable or the weights do not match its ``weights_hash`` (a truncated or edited file).
+    """
+    weights, sidecar = checkpoint_paths(directory, name)
+    for path in (weights, sidecar):
+        if not path.is_file():
+            raise MissingCheckpointError(f"checkpoint {name!r}: {path} does not exist")
+    try:
+        meta = meta_class.from_json(sidecar.read_text())
+    except (ValueError, TypeError) as error:
+        raise CheckpointError(f"checkpoint {name!r}: cannot read {sidecar}: {error}") from error
+    if meta.name != name:
+        raise CheckpointError(f"checkpoint {name!r}: its sidecar names {meta.name!r}")
+    try:
+        state = torch.load(weights, map_location="cpu", weights_only=True)
+    except Exception as error:  # noqa: BLE001 - any failure to unpickle means an unusable file
+        raise CheckpointError(f"checkpoint {name!r}: cannot read {weights}: {error}") from error
+    if not isinstance(state, dict) or weights_hash(state) != meta.weights_hash:
+        raise CheckpointError(f"checkpoint {name!r}: {weights} does not match the hash in its sidecar")
+    return state, meta
+
+
+def check_fresh(meta: Sidecar, expected_hash: str, files: Sequence[tuple[str, str]]) -> None:
+    """Raise :class:`StaleCheckpointError` unless ``meta`` matches today's format, configuration and code.
+
+    ``expected_hash``: :func:`config_hash` of what would train the checkpoint now; ``files``: the source
+    files whose :func:`source_fingerprint` the sidecar recorded.
+    """
+    if meta.format != FORMAT:
+        raise StaleCheckpointError(
+            f"checkpoint {meta.name!r} has format {meta.format}; this code reads {FORMAT}"
+        )
+    if meta.config_hash != expected_hash:
+        raise StaleCheckpointError(
+            f"checkpoint {meta.name!r} was trained with another configuration "
+            f"(hash {meta.config_hash}, now {expected_hash})"
+        )
+    now = source_fingerprint(files)
+    if meta.source != now:
+        raise StaleCheckpointError(
+            f"checkpoint {meta.name!r} was trained with other network code "
+            f"(source {meta.source}, now {now}: {', '.join(f for _, f in files)} changed)"
+        )

@@ -1,0 +1,648 @@
+"""The chapter's trained drafters: one table of models, their training, and their checkpoints (chapter 10).
+
+``python -m neurips26.specblock.prepare --scale default`` trains every drafter of :data:`MODELS` on the
+distillation data of the (cached) default target and writes float16 checkpoints into
+``src/neurips26/specblock/checkpoints/`` (package data); ``--scale smoke`` trains tiny versions in seconds
+into the user cache (CI runs it), ``--only NAME`` (repeatable) restricts the run. The experiments get a
+drafter through :func:`pretrained`: at default the committed checkpoint when it is there and fresh,
+otherwise the same training through :func:`neurips26.cache.cached` (with a printed note), so the notebooks
+run before the checkpoints exist, only slower.
+
+Choices [ours], all for the CPU budget (a SpecBlock drafter takes ~75 s per 150 steps on 2 cores):
+
+- every drafter learns from ONE distillation set: the greedy responses (96 tokens) of the default target to
+  600 prompts of the domains "code" and "dialogue" only (300 each; the domain-shift claim D8 needs a domain,
+  arithmetic, the drafters never saw), prompt seed 1 (the target trained on documents of seed 0);
+  validation: 64 further prompts of the same two domains, seed 2;
+- one seed (0) for every drafter, so rows differ only in what the table says;
+- SpecBlock variants: 300 steps, batch 16, window 48, Adam 3e-3, 3 TTT blocks (1 for "specblock-1block"),
+  SwiGLU ratio 1.5 (the library default 2.0 gives 0.52M parameters, 1.04 MB in float16, over the 1 MB
+  budget of a checkpoint); EAGLE-3 and Medusa with their library defaults (75 and 150 steps);
+- checkpoints hold float16 weights WITHOUT the frozen token embedding (SpecBlock, EAGLE-3) and the frozen
+  final norm (Medusa) copied from the target: they are rebuilt from the target at load time.
+
+A checkpoint is stale (:class:`~neurips26.checkpoint_files.StaleCheckpointError`) when today's table or
+sizes hash differently, when the drafter's source files changed, or when the live target differs from the
+one it was trained for. The target check compares the target's greedy answers and log-probabilities on a
+fixed probe, not its weights' bytes: the target trains live, and its weights' bytes depend on the thread
+count (1 vs 2 threads give different bits after 200 steps) while what it computes barely moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor, nn
+
+import neurips26
+from neurips26.cache import cache_dir, cache_key, cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    CheckpointError,
+    Sidecar,
+    StaleCheckpointError,
+    check_fresh,
+    config_hash,
+    half_state,
+    read_checkpoint,
+    save_checkpoint,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.nn.transformer import Decoder
+from neurips26.scales import check_scale, pick
+from neurips26.specblock.baselines.eagle3 import Eagle3Drafter, train_eagle3
+from neurips26.specblock.baselines.medusa import MedusaHeads, train_medusa
+from neurips26.specblock.data import DOMAINS, DistillData, prompts, tokenizer
+from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
+from neurips26.specblock.protocol import fused_features
+from neurips26.specblock.target import TargetConfig, distill, train_target
+from neurips26.specblock.train_drafter import train_specblock
+from neurips26.validation import check_choice, check_float, check_int, check_seed
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+"""Where the committed (default-scale) checkpoints live: package data of ``neurips26.specblock``."""
+
+KINDS = ("specblock", "eagle3", "medusa")
+MAX_CHECKPOINT_BYTES = 1_000_000
+MAX_CHAPTER_BYTES = 5_000_000
+GAMMA = 0.8
+"""Slot/step weight γ^k of the validation loss (as in training)."""
+
+_NN = (("neurips26.nn", "embeddings.py"), ("neurips26.specblock", "swiglu.py"))
+SOURCE_FILES: dict[str, tuple[tuple[str, str], ...]] = {
+    "specblock": (
+        ("neurips26.specblock", "drafter.py"),
+        ("neurips26.specblock", "rank_head.py"),
+        *_NN,
+    ),
+    "eagle3": (
+        ("neurips26.specblock", "baselines/eagle3.py"),
+        ("neurips26.specblock", "baselines/_common.py"),
+        ("neurips26.nn", "attention.py"),
+        *_NN,
+    ),
+    "medusa": (
+        ("neurips26.specblock", "baselines/medusa.py"),
+        ("neurips26.specblock", "baselines/_common.py"),
+    ),
+}
+"""Per drafter kind, the modules whose code decides what a stored state dict computes."""
+
+DROPPED: dict[str, tuple[str, ...]] = {
+    "specblock": ("embedding",),
+    "eagle3": ("embedding.weight",),
+    "medusa": ("norm.weight",),
+}
+"""Frozen entries copied from the target, left out of a checkpoint and rebuilt from the target at load."""
+
+PROBE_PROMPTS = ("def f(a,b):return g(a)+b;x=f(1,2);", "Q: what colour is the sky? A: blue. Q: what")
+"""Fixed prompts on which the live target must answer as the checkpoint's did (:func:`target_probe`)."""
+PROBE_TOLERANCE = 0.05
+"""Largest change of the target's top log-probability on the probe for which a checkpoint stays fresh."""
+
+
+# --------------------------------------------------------------------------------------------
+# the table of models
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One drafter of the chapter: ``kind`` and the SpecBlock ablation flags (digest §3.4, issue's ablations).
+
+    ``shift``: the layer-wise shift; ``ttt_blocks``: blocks unrolled in training; ``valid_prefix``: the
+    chain mask. EAGLE-3 and Medusa rows keep the defaults (the flags do not apply to them).
+    """
+
+    name: str
+    kind: str = "specblock"
+    shift: bool = True
+    ttt_blocks: int = 3
+    valid_prefix: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name or any(c in self.name for c in "/\\"):
+            raise ValueError(f"name must be a non-empty str without path separators; got {self.name!r}")
+        check_choice("kind", self.kind, KINDS)
+        for flag in ("shift", "valid_prefix"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"{flag} must be a bool; got {type(getattr(self, flag)).__name__}")
+        check_int("ttt_blocks", self.ttt_blocks, minimum=1, maximum=8)
+        if self.kind != "specblock" and (not self.shift or self.ttt_blocks != 3 or not self.valid_prefix):
+            raise ValueError(f"shift, ttt_blocks and valid_prefix apply to kind 'specblock' only; got {self}")
+
+
+MODELS: tuple[ModelSpec, ...] = (
+    ModelSpec("specblock"),
+    ModelSpec("specblock-noshift", shift=False),
+    ModelSpec("specblock-1block", ttt_blocks=1),
+    ModelSpec("specblock-noprefix", valid_prefix=False),
+    ModelSpec("eagle3", kind="eagle3"),
+    ModelSpec("medusa", kind="medusa"),
+)
+MODEL_NAMES: tuple[str, ...] = tuple(spec.name for spec in MODELS)
+
+
+def model_spec(name: str) -> ModelSpec:
+    """The row of :data:`MODELS` called ``name`` (``ValueError`` naming ``name`` otherwise)."""
+    check_choice("name", name, MODEL_NAMES)
+    return MODELS[MODEL_NAMES.index(name)]
+
+
+@dataclass(frozen=True)
+class PrepareConfig:
+    """Sizes shared by every drafter of the table (one distillation set, one seed, equal budgets).
+
+    ``target``: the target's config; ``domains``: distillation domains; ``prompts``: distillation prompts
+    (split evenly over ``domains``), ``new_tokens`` greedy tokens each, prompt seed ``prompt_seed``;
+    ``val_prompts`` held-out prompts (seed ``val_seed``) for the validation metric; SpecBlock: ``steps``,
+    ``batch``, ``window``, ``lr``, ``mlp_ratio``; EAGLE-3/Medusa: ``eagle_steps``/``medusa_steps``;
+    ``seed``: weights, batches and TTT draws of every drafter.
+    """
+
+    target: TargetConfig = field(default_factory=TargetConfig)
+    domains: tuple[str, ...] = ("code", "dialogue")
+    prompts: int = 600
+    new_tokens: int = 96
+    prompt_seed: int = 1
+    val_prompts: int = 64
+    val_seed: int = 2
+    steps: int = 300
+    batch: int = 16
+    window: int = 48
+    lr: float = 3e-3
+    mlp_ratio: float = 1.5
+    eagle_steps: int = 75
+    medusa_steps: int = 150
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, TargetConfig):
+            raise TypeError(f"target must be a TargetConfig; got {type(self.target).__name__}")
+        if not isinstance(self.domains, tuple) or not self.domains:
+            raise TypeError(f"domains must be a non-empty tuple of domain names; got {self.domains!r}")
+        for d in self.domains:
+            check_choice("domains", d, DOMAINS)
+        check_int("prompts", self.prompts, minimum=len(self.domains))
+        check_int("new_tokens", self.new_tokens, minimum=4)
+        check_seed("prompt_seed", self.prompt_seed)
+        check_int("val_prompts", self.val_prompts, minimum=len(self.domains))
+        check_seed("val_seed", self.val_seed)
+        if self.val_seed == self.prompt_seed or self.target.seed in (self.prompt_seed, self.val_seed):
+            raise ValueError(
+                "prompt_seed, val_seed and target.seed must differ (held-out prompts); "
+                f"got {self.prompt_seed}, {self.val_seed}, {self.target.seed}"
+            )
+        check_int("steps", self.steps, minimum=1)
+        check_int("batch", self.batch, minimum=1)
+        check_int("window", self.window, minimum=1)
+        check_float("lr", self.lr, minimum=0.0, strict_min=True)
+        check_float("mlp_ratio", self.mlp_ratio, minimum=0.0, strict_min=True)
+        check_int("eagle_steps", self.eagle_steps, minimum=1)
+        check_int("medusa_steps", self.medusa_steps, minimum=1)
+        check_seed("seed", self.seed)
+
+    @classmethod
+    def for_scale(cls, scale: str) -> PrepareConfig:
+        """smoke: the smoke target, 24 prompts × 16 tokens, a few steps; default: the table above."""
+        return pick(
+            scale,
+            smoke=cls(
+                target=TargetConfig.for_scale("smoke"),
+                prompts=24,
+                new_tokens=16,
+                val_prompts=8,
+                steps=4,
+                batch=4,
+                window=12,
+                eagle_steps=3,
+                medusa_steps=3,
+            ),
+            default=cls(),
+            paper=cls(target=TargetConfig.for_scale("paper"), prompts=2000, steps=2000),
+        )
+
+
+def expected_hash(spec: ModelSpec, config: PrepareConfig) -> str:
+    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``spec`` under ``config``."""
+    return config_hash({"model": spec, "prepare": config, "format": FORMAT})
+
+
+# --------------------------------------------------------------------------------------------
+# the sidecar
+
+
+@dataclass(frozen=True)
+class DrafterMeta(Sidecar):
+    """The sidecar of a drafter checkpoint (``NAME.json``).
+
+    name, kind; config_hash: :func:`expected_hash`; source: fingerprint of :data:`SOURCE_FILES` of the kind;
+    target_hash: weights hash of the target it was trained for (exact; informative) and target_probe: its
+    greedy ids and top log-probabilities on :data:`PROBE_PROMPTS` (the freshness check); model: the
+    drafter's config fields; spec: the training description; metrics: validation numbers measured with the
+    float16 weights on held-out distillation data (``val_loss`` and ``acc{k}``, re-measured by the tests);
+    curves: the logged training loss; weights_hash, version, torch, train_seconds, format.
+    """
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "kind", "config_hash", "source", "target_hash")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("target_probe", "model", "spec", "metrics", "curves")
+
+    name: str
+    kind: str
+    config_hash: str
+    source: str
+    target_hash: str
+    target_probe: dict[str, list] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, list[float]] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+@torch.no_grad()
+def target_probe(target: Decoder) -> dict[str, list]:
+    """The target's greedy ids and top log-probabilities at every position of :data:`PROBE_PROMPTS`."""
+    tok = tokenizer()
+    ids, logp = [], []
+    was_training = target.training
+    target.eval()
+    for text in PROBE_PROMPTS:
+        x = torch.tensor([tok.encode(text, bos=True)], device=next(target.parameters()).device)
+        top = target(x).logits[0].float().log_softmax(-1).max(-1)
+        ids.extend(int(v) for v in top.indices)
+        logp.extend(round(float(v), 4) for v in top.values)
+    target.train(was_training)
+    return {"ids": ids, "logp": logp}
+
+
+def check_target(meta: DrafterMeta, target: Decoder) -> None:
+    """:class:`StaleCheckpointError` unless ``target`` answers the probe as ``meta``'s target did."""
+    now = target_probe(target)
+    then = meta.target_probe
+    if now["ids"] != then.get("ids"):
+        raise StaleCheckpointError(
+            f"checkpoint {meta.name!r} was trained for another target (greedy answers on the probe differ)"
+        )
+    gap = max(abs(a - b) for a, b in zip(now["logp"], then["logp"], strict=True))
+    if gap > PROBE_TOLERANCE:
+        raise StaleCheckpointError(
+            f"checkpoint {meta.name!r} was trained for another target "
+            f"(log-probabilities on the probe moved by {gap:.3g} > {PROBE_TOLERANCE})"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+def _prompt_list(config: PrepareConfig, n: int, seed: int) -> list[str]:
+    per = [n // len(config.domains) + (i < n % len(config.domains)) for i in range(len(config.domains))]
+    lists = [prompts(d, k, seed) for d, k in zip(config.domains, per, strict=True)]
+    out = []
+    for i in range(max(per)):  # interleave the domains
+        out.extend(lst[i] for lst in lists if i < len(lst))
+    return out
+
+
+def train_prompts(config: PrepareConfig) -> list[str]:
+    """The distillation prompts (``config.prompts``, domains interleaved, seed ``prompt_seed``)."""
+    return _prompt_list(config, config.prompts, config.prompt_seed)
+
+
+def validation_prompts(config: PrepareConfig) -> list[str]:
+    """The held-out prompts of the validation metric (``config.val_prompts``, seed ``val_seed``)."""
+    return _prompt_list(config, config.val_prompts, config.val_seed)
+
+
+@lru_cache(maxsize=2)
+def target_for(config: PrepareConfig) -> Decoder:
+    """The chapter's target for ``config`` (trained once, through the cache, saying so)."""
+    return train_target(config.target)
+
+
+@lru_cache(maxsize=4)
+def distillation(config: PrepareConfig, split: str = "train") -> DistillData:
+    """The target's greedy responses and outputs on the ``"train"`` or ``"val"`` prompts (kept in memory)."""
+    check_choice("split", split, ("train", "val"))
+    texts = train_prompts(config) if split == "train" else validation_prompts(config)
+    return distill(target_for(config), texts, config.new_tokens, progress=False)
+
+
+# --------------------------------------------------------------------------------------------
+# validation metrics (measured on the float16 weights)
+
+
+def _soft_ce(student: Tensor, teacher: Tensor) -> Tensor:
+    return -(teacher.float().softmax(-1) * student.float().log_softmax(-1)).sum(-1)
+
+
+@torch.no_grad()
+def block_accuracy(drafter: SpecBlockDrafter, data: Any) -> dict[str, Tensor]:
+    """First-block slot statistics of a SpecBlock drafter on distillation ``data`` (teacher forcing).
+
+    Row ``i`` (token ``x_{i+1}``, feature ``f_i``), slot ``k`` predicts ``x_{i+2+k}`` and is scored against
+    the target's argmax at position ``i+1+k`` wherever ``loss_mask[i+1+k]``. Returns ``(K,)`` tensors:
+    ``correct``/``valid`` counts, ``loss`` (mean soft CE per slot), and ``chain_correct``/``chain_valid``:
+    slot ``k`` correct among the valid rows whose slots ``< k`` were all valid and correct (claim D7).
+    """
+    tokens, logits, hidden, mask = data.tokens, data.logits, data.hidden, data.loss_mask
+    t, kk = tokens.shape[1], drafter.config.block_size
+    s = t - 1
+    was_training = drafter.training
+    drafter.eval()
+    out = drafter.forward_sequence(fused_features(hidden[:, :s]).to(drafter.embedding.dtype), tokens[:, 1:])
+    drafter.train(was_training)
+    cols = (torch.arange(s)[:, None] + 1 + torch.arange(kk)).clamp(max=t - 1)  # teacher position i+1+k
+    inside = (torch.arange(s)[:, None] + 1 + torch.arange(kk)) < t
+    teacher = logits[:, cols]  # (B, S, K, V)
+    valid = mask[:, cols] & inside  # (B, S, K)
+    right = (out.logits.argmax(-1) == teacher.argmax(-1)) & valid
+    ce = _soft_ce(out.logits, teacher)
+    prefix = torch.cumprod(torch.cat([torch.ones_like(right[..., :1]), right[..., :-1]], -1).int(), -1).bool()
+    chain_valid = valid & prefix
+    return {
+        "correct": right.sum((0, 1)).double(),
+        "valid": valid.sum((0, 1)).double(),
+        "loss": (ce * valid).sum((0, 1)).double() / valid.sum((0, 1)).clamp_min(1).double(),
+        "chain_correct": (right & chain_valid).sum((0, 1)).double(),
+        "chain_valid": chain_valid.sum((0, 1)).double(),
+    }
+
+
+@torch.no_grad()
+def validation_metrics(kind: str, model: nn.Module, data: Any) -> dict[str, float]:
+    """``val_loss`` (Σ_k γ^k · mean soft CE of slot/step/head k) and top-1 ``acc{k}`` on held-out ``data``."""
+    check_choice("kind", kind, KINDS)
+    was_training = model.training
+    model.eval()
+    tokens, logits, hidden, mask = data.tokens, data.logits, data.hidden, data.loss_mask
+    t = tokens.shape[1]
+    if kind == "specblock":
+        stats = block_accuracy(model, data)
+        losses, acc = stats["loss"], stats["correct"] / stats["valid"].clamp_min(1)
+    else:
+        if kind == "eagle3":
+            outs = model.ttt_forward(fused_features(hidden).to(model.fc.weight.dtype), tokens)
+        else:
+            outs = list(model(hidden[:, :, -1, :].to(model.norm.weight.dtype)).unbind(-2))
+        losses, acc = [], []
+        for k, out in enumerate(outs):  # step/head k at row i: teacher at i+1+k
+            n = t - 1 - k
+            student, teacher, valid = out[:, :n], logits[:, 1 + k :], mask[:, 1 + k :]
+            count = valid.sum().clamp_min(1).double()
+            losses.append(float((_soft_ce(student, teacher) * valid).sum() / count))
+            acc.append(float(((student.argmax(-1) == teacher.argmax(-1)) & valid).sum() / count))
+        losses, acc = torch.tensor(losses, dtype=torch.float64), torch.tensor(acc, dtype=torch.float64)
+    model.train(was_training)
+    weights = torch.tensor([GAMMA**k for k in range(len(losses))], dtype=torch.float64)
+    return {"val_loss": float((weights * losses).sum())} | {f"acc{k}": float(a) for k, a in enumerate(acc)}
+
+
+# --------------------------------------------------------------------------------------------
+# building and training
+
+
+def _specblock_config(spec: ModelSpec, config: PrepareConfig, target: Decoder) -> SpecBlockConfig:
+    return SpecBlockConfig.for_target(target, mlp_ratio=config.mlp_ratio, shift=spec.shift)
+
+
+def build_drafter(meta: DrafterMeta, state: dict[str, Tensor], target: Decoder) -> nn.Module:
+    """The drafter of ``meta`` for ``target``: frozen parts rebuilt from ``target``, ``state`` loaded (fp32).
+
+    Every entry of the drafter's state dict must come from ``state`` except the :data:`DROPPED` ones.
+    """
+    kind = check_choice("kind", meta.kind, KINDS)
+    if kind == "specblock":
+        fields = dict(meta.model)
+        model: nn.Module = SpecBlockDrafter.from_target(target, SpecBlockConfig(**fields))
+    elif kind == "eagle3":
+        model = Eagle3Drafter(target)
+    else:
+        model = MedusaHeads(target)
+    reference = model.state_dict()
+    expected = set(reference) - set(DROPPED[kind])
+    if set(state) != expected:
+        raise CheckpointError(
+            f"checkpoint {meta.name!r} holds {sorted(set(state) ^ expected)} unlike today's {kind} drafter"
+        )
+    full = {k: v.to(reference[k].dtype) for k, v in state.items()}
+    full.update({k: reference[k] for k in DROPPED[kind]})
+    model.load_state_dict(full, strict=True)
+    return model.eval()
+
+
+def train_model(
+    spec: ModelSpec, config: PrepareConfig, *, progress: bool = True
+) -> tuple[dict[str, Tensor], DrafterMeta]:
+    """Train drafter ``spec`` on the distillation data of ``config``; its float16 state and sidecar.
+
+    The sidecar's metrics are measured on the float16 weights (as a loaded checkpoint has them) on the
+    held-out validation distillation.
+    """
+    if not isinstance(spec, ModelSpec):
+        raise TypeError(f"spec must be a ModelSpec; got {type(spec).__name__}")
+    if not isinstance(config, PrepareConfig):
+        raise TypeError(f"config must be a PrepareConfig; got {type(config).__name__}")
+    target = target_for(config)
+    data = distillation(config, "train")
+    start = time.perf_counter()
+    if spec.kind == "specblock":
+        model_config = _specblock_config(spec, config, target)
+        model, history = train_specblock(
+            target,
+            data,
+            model_config,
+            steps=config.steps,
+            batch=config.batch,
+            lr=config.lr,
+            seed=config.seed,
+            ttt_blocks=spec.ttt_blocks,
+            shift=spec.shift,
+            valid_prefix=spec.valid_prefix,
+            window=config.window,
+            show_progress=progress,
+        )
+        model_fields = dataclasses.asdict(model.config)
+        train = {"steps": config.steps, "batch": config.batch, "lr": config.lr, "window": config.window}
+    elif spec.kind == "eagle3":
+        model, history = train_eagle3(
+            target, data, steps=config.eagle_steps, seed=config.seed, progress=progress
+        )
+        model_fields = dataclasses.asdict(model.config)
+        train = {"steps": config.eagle_steps}
+    else:
+        model, history = train_medusa(
+            target, data, steps=config.medusa_steps, seed=config.seed, progress=progress
+        )
+        model_fields = dataclasses.asdict(model.config)
+        train = {"steps": config.medusa_steps}
+    seconds = time.perf_counter() - start
+    state = half_state(model, drop=DROPPED[spec.kind])
+    stub = DrafterMeta(
+        name=spec.name, kind=spec.kind, config_hash="", source="", target_hash="", model=model_fields
+    )
+    loaded = build_drafter(stub, state, target)
+    metrics = validation_metrics(spec.kind, loaded, distillation(config, "val"))
+    every = max(1, len(history.loss) // 100)
+    meta = DrafterMeta(
+        name=spec.name,
+        kind=spec.kind,
+        config_hash=expected_hash(spec, config),
+        source=source_fingerprint(SOURCE_FILES[spec.kind]),
+        target_hash=weights_hash(target.state_dict()),
+        target_probe=target_probe(target),
+        model=model_fields,
+        spec={
+            "model": dataclasses.asdict(spec),
+            "train": train,
+            "parameters": sum(v.numel() for v in state.values()),
+            "distillation": {
+                "prompts": config.prompts,
+                "new_tokens": config.new_tokens,
+                "domains": config.domains,
+            },
+        },
+        metrics=metrics,
+        curves={"loss_step": [float(s) for s in history.step[::every]], "loss": history.loss[::every]},
+        weights_hash=weights_hash(state),
+        version=neurips26.__version__,
+        torch=torch.__version__,
+        train_seconds=round(seconds, 2),
+    )
+    return state, meta
+
+
+def checkpoint_dir(scale: str = "default") -> Path:
+    """Where checkpoints of ``scale`` live: the package for "default", the user cache for the others."""
+    check_scale(scale)
+    return PACKAGE_DIR if scale == "default" else cache_dir() / "specblock-checkpoints" / scale
+
+
+def load_checkpoint(
+    name: str, scale: str = "default", *, directory: Path | str | None = None, target: Decoder | None = None
+) -> tuple[nn.Module, DrafterMeta]:
+    """The drafter of checkpoint ``name`` (float32, eval mode) for ``scale``'s target, and its sidecar.
+
+    Raises :class:`~neurips26.checkpoint_files.MissingCheckpointError` when it was never written and
+    :class:`~neurips26.checkpoint_files.StaleCheckpointError` when today's table, sizes, drafter code or
+    target would train something else (both are :class:`~neurips26.checkpoint_files.CheckpointError`).
+    """
+    spec = model_spec(name)
+    config = PrepareConfig.for_scale(scale)
+    state, meta = read_checkpoint(
+        checkpoint_dir(scale) if directory is None else directory, name, DrafterMeta
+    )
+    check_fresh(meta, expected_hash(spec, config), SOURCE_FILES[spec.kind])
+    target = target_for(config) if target is None else target
+    check_target(meta, target)
+    return build_drafter(meta, state, target), meta
+
+
+def _trained(spec: ModelSpec, config: PrepareConfig, verbose: bool) -> tuple[dict[str, Tensor], DrafterMeta]:
+    """``train_model(spec, config)``, kept in the user cache (keyed by the table row, sizes and code)."""
+    key = {
+        "hash": expected_hash(spec, config),
+        "train": cache_key("source", None, "neurips26.train"),
+        "nn": cache_key("source", None, "neurips26.nn"),
+    }
+    return cached(
+        f"specblock-drafter-{spec.name}",
+        key,
+        lambda: train_model(spec, config, progress=verbose),
+        package="neurips26.specblock",
+        verbose=verbose,
+    )
+
+
+def pretrained(name: str, scale: str = "default", *, verbose: bool = True) -> tuple[nn.Module, DrafterMeta]:
+    """Drafter ``name`` at ``scale``: the committed checkpoint at default when fresh, else cached training.
+
+    The fallback trains exactly what ``prepare`` would (same table, sizes and seed) and says so; the next
+    call loads it from the cache. At smoke (and paper) scale it always trains through the cache.
+    """
+    spec = model_spec(name)
+    scale = check_scale(scale)
+    config = PrepareConfig.for_scale(scale)
+    if scale == "default":
+        try:
+            return load_checkpoint(name, scale)
+        except CheckpointError as why:
+            if verbose:
+                print(f"[specblock] {why}: training {name!r} instead, kept in the cache")
+    state, meta = _trained(spec, config, verbose)
+    return build_drafter(meta, state, target_for(config)), meta
+
+
+# --------------------------------------------------------------------------------------------
+# the command line
+
+
+def prepare(
+    scale: str = "smoke",
+    *,
+    only: Sequence[str] | None = None,
+    out: Path | str | None = None,
+    progress: bool = True,
+) -> list[DrafterMeta]:
+    """Train the drafters of :data:`MODELS` (or the names in ``only``) at ``scale``; write their checkpoints.
+
+    ``out`` defaults to :func:`checkpoint_dir` (the package for "default"). Raises ``RuntimeError`` when a
+    checkpoint exceeds 1 MB or the directory 5 MB.
+    """
+    config = PrepareConfig.for_scale(scale)
+    names = MODEL_NAMES if only is None else tuple(check_choice("only", n, MODEL_NAMES) for n in only)
+    directory = Path(checkpoint_dir(scale) if out is None else out)
+    written: list[DrafterMeta] = []
+    for name in names:
+        state, meta = train_model(model_spec(name), config, progress=progress)
+        path = save_checkpoint(directory, state, meta)
+        size = path.stat().st_size + path.with_suffix(".json").stat().st_size
+        if size > MAX_CHECKPOINT_BYTES:
+            raise RuntimeError(f"checkpoint {name!r} takes {size} bytes, over {MAX_CHECKPOINT_BYTES}")
+        shown = ", ".join(f"{k} {v:.4g}" for k, v in meta.metrics.items())
+        print(f"[prepare] {name}: {meta.train_seconds:.0f} s, {size / 1e3:.0f} KB, {shown}", flush=True)
+        written.append(meta)
+    total = sum(p.stat().st_size for p in directory.glob("*") if p.suffix in (".pt", ".json"))
+    if total > MAX_CHAPTER_BYTES:
+        raise RuntimeError(f"checkpoints in {directory} take {total} bytes, over {MAX_CHAPTER_BYTES}")
+    print(f"[prepare] {len(written)} checkpoint(s) in {directory} ({total / 1e6:.2f} MB in the directory)")
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m neurips26.specblock.prepare --scale smoke|default|paper [--only NAME]... [--out DIR]``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m neurips26.specblock.prepare",
+        description="Train and write the drafters of chapter 10.",
+    )
+    parser.add_argument("--scale", default="smoke", choices=("smoke", "default", "paper"))
+    parser.add_argument("--only", action="append", choices=MODEL_NAMES, metavar="NAME", help="repeatable")
+    parser.add_argument("--out", default=None, help="directory (default: the package for --scale default)")
+    parser.add_argument("--list", action="store_true", help="list the models and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for spec in MODELS:
+            print(spec)
+        return 0
+    start = time.perf_counter()
+    prepare(args.scale, only=args.only, out=args.out)
+    print(f"[prepare] done in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""The shared checkpoint files: hashing, float16 states, sidecars, atomic save, checked read, freshness."""
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import pytest
+import torch
+
+from neurips26.checkpoint_files import (
+    FORMAT,
+    CheckpointError,
+    MissingCheckpointError,
+    Sidecar,
+    StaleCheckpointError,
+    check_fresh,
+    config_hash,
+    half_state,
+    read_checkpoint,
+    save_checkpoint,
+    source_fingerprint,
+    weights_hash,
+)
+
+FILES = (("neurips26", "checkpoint_files.py"), ("neurips26", "validation.py"))
+
+
+@dataclass(frozen=True)
+class Meta(Sidecar):
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("metrics",)
+
+    name: str
+    config_hash: str
+    source: str
+    metrics: dict = field(default_factory=dict)
+    weights_hash: str = ""
+    format: int = FORMAT
+
+
+@dataclass(frozen=True)
+class Cfg:
+    lr: float = 1e-3
+    sizes: tuple = (1, 2)
+
+
+def _model():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=torch.Generator().manual_seed(p.numel())))
+    return model
+
+
+def _checkpoint(name="m"):
+    state = half_state(_model())
+    meta = Meta(name, "h" * 16, source_fingerprint(FILES), {"val": (1.0, 2.0)}, weights_hash(state))
+    return state, meta
+
+
+def test_config_hash_is_canonical_exact_and_typed():
+    assert config_hash({"a": Cfg(), "b": [1, 2.0]}) == config_hash({"b": (1, 2.0), "a": Cfg()})
+    assert config_hash(Cfg()) != config_hash(Cfg(lr=1e-3 + 1e-12))
+    assert config_hash(Cfg()) != config_hash(dataclasses.asdict(Cfg()))  # the class name counts
+    assert len(config_hash(Cfg())) == 16
+    with pytest.raises(TypeError, match="config"):
+        config_hash({"x": object()})
+
+
+def test_config_hash_is_the_one_chapter_05_committed():
+    # a fixed value: changing the canonical form would make every committed checkpoint stale
+    assert config_hash({"x": 1, "y": [1.5, "a", None, True]}) == config_hash(
+        {"y": [1.5, "a", None, True], "x": 1}
+    )
+    from neurips26.ssd.checkpoints import PACKAGE_DIR, CheckpointMeta
+    from neurips26.ssd.checkpoints import read_checkpoint as ssd_read
+    from neurips26.ssd.prepare import PrepareConfig, expected_hash, model_spec
+
+    name = "twins-eta0"
+    if not (PACKAGE_DIR / f"{name}.json").is_file():
+        pytest.skip("chapter 05's checkpoints are not committed")
+    meta = CheckpointMeta.from_json((PACKAGE_DIR / f"{name}.json").read_text())
+    assert meta.config_hash == expected_hash(model_spec(name), PrepareConfig.for_scale("default"))
+    ssd_read(PACKAGE_DIR, name)
+
+
+def test_half_state_is_float16_drops_keys_and_hash_follows_bytes():
+    model = _model()
+    state = half_state(model, drop=("1.bias",))
+    assert "1.bias" not in state and all(v.dtype == torch.float16 for v in state.values())
+    with pytest.raises(KeyError, match="drop"):
+        half_state(model, drop=("nope",))
+    h = weights_hash(state)
+    assert h == weights_hash(dict(reversed(list(state.items()))))
+    state["0.weight"][0, 0] += 1
+    assert weights_hash(state) != h
+
+
+def test_source_fingerprint_depends_on_the_files_and_their_order():
+    assert source_fingerprint(FILES) == source_fingerprint(list(FILES))
+    assert source_fingerprint(FILES) != source_fingerprint(FILES[::-1])
+    with pytest.raises(TypeError, match="files"):
+        source_fingerprint("neurips26")
+    with pytest.raises(FileNotFoundError):
+        source_fingerprint((("neurips26", "no_such_file.py"),))
+
+
+def test_round_trip_and_damage_detection(tmp_path):
+    state, meta = _checkpoint()
+    with pytest.raises(MissingCheckpointError):
+        read_checkpoint(tmp_path, "m", Meta)
+    path = save_checkpoint(tmp_path, state, meta)
+    loaded, back = read_checkpoint(tmp_path, "m", Meta)
+    assert back == meta and weights_hash(loaded) == meta.weights_hash
+    assert not list(tmp_path.glob("*.tmp"))
+    with pytest.raises(ValueError, match="float16"):
+        save_checkpoint(tmp_path, _model().state_dict(), meta)
+    with pytest.raises(ValueError, match="weights_hash"):
+        save_checkpoint(tmp_path, state, dataclasses.replace(meta, weights_hash="0" * 16))
+    with pytest.raises(ValueError, match="name"):
+        save_checkpoint(tmp_path, state, dataclasses.replace(meta, name="a/b"))
+    sidecar = path.with_suffix(".json")
+    data = json.loads(sidecar.read_text())
+    sidecar.write_text(json.dumps({**data, "extra": 1}))
+    with pytest.raises(CheckpointError, match="unknown"):
+        read_checkpoint(tmp_path, "m", Meta)
+    sidecar.write_text(json.dumps({k: v for k, v in data.items() if k != "source"}))
+    with pytest.raises(CheckpointError, match="lacks"):
+        read_checkpoint(tmp_path, "m", Meta)
+    sidecar.write_text(json.dumps({**data, "name": "other"}))
+    with pytest.raises(CheckpointError, match="names"):
+        read_checkpoint(tmp_path, "m", Meta)
+    sidecar.write_text(json.dumps(data))
+    path.write_bytes(path.read_bytes()[:50])
+    with pytest.raises(CheckpointError, match="cannot read"):
+        read_checkpoint(tmp_path, "m", Meta)
+
+
+def test_check_fresh_names_what_changed():
+    _, meta = _checkpoint()
+    check_fresh(meta, meta.config_hash, FILES)
+    with pytest.raises(StaleCheckpointError, match="configuration"):
+        check_fresh(meta, "x" * 16, FILES)
+    with pytest.raises(StaleCheckpointError, match="network code"):
+        check_fresh(meta, meta.config_hash, FILES[:1])
+    with pytest.raises(StaleCheckpointError, match="format"):
+        check_fresh(dataclasses.replace(meta, format=FORMAT + 1), meta.config_hash, FILES)

@@ -1,0 +1,93 @@
+"""The experiments at smoke scale: every method lossless, shapes and accounting sane, bad configs."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from neurips26.specblock import prepare as prep
+from neurips26.specblock.experiments import (
+    METHODS,
+    SPECBLOCK_VARIANTS,
+    SuiteConfig,
+    decode_suite,
+    per_depth_acceptance,
+    run_claims,
+)
+
+
+@pytest.fixture(scope="module")
+def claims(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NEURIPS26_CACHE_DIR", str(cache))
+        mp.setenv("NEURIPS26_PROGRESS", "0")
+        mp.delenv("NEURIPS26_NO_CACHE", raising=False)
+        prep.target_for.cache_clear()
+        prep.distillation.cache_clear()
+        yield run_claims("smoke", verbose=False)
+        prep.target_for.cache_clear()
+        prep.distillation.cache_clear()
+
+
+def test_every_method_is_lossless_with_sane_accounting(claims):
+    suite = claims.suite
+    config = SuiteConfig.for_scale("smoke")
+    assert config.prompts == 4 and config.new_tokens == 16 and len(config.budgets) == 1
+    assert {r.method for r in suite.rows} == set(METHODS)
+    vanilla = suite.row("vanilla", 30)
+    assert len(vanilla.tokens) == 4 and all(0 < len(t) <= 16 for t in vanilla.tokens)
+    for row in suite.rows:
+        assert row.lossless and row.tokens == vanilla.tokens, row.method
+        if row.method == "vanilla":
+            continue
+        assert row.budget == 30 and 1.0 <= row.tau <= 1 + row.tree_nodes
+        assert row.tree_nodes <= 30 and row.drafter_ms >= 0 and row.t_d_ms >= 0
+        depth = np.asarray(row.per_depth)
+        assert np.all(np.diff(depth) <= 1e-12) and np.all((depth >= 0) & (depth <= 1))
+        assert row.modelled_speedup > 0
+    assert suite.row("eagle3", 30).drafter_forwards <= 7
+    assert suite.row("medusa", 30).drafter_forwards == 1
+    assert suite.row("specblock", 30).drafter_forwards <= 2
+    assert set(suite.t_t_ms) == {0, 30} and all(v > 0 for v in suite.t_t_ms.values())
+    assert np.isfinite(suite.measured_speedup("specblock", 30))
+    assert np.isnan(suite.row("specblock-noshift", 30).seconds)  # ablations are not timed
+    table = per_depth_acceptance(suite, 30)
+    assert set(table) == set(METHODS) - {"vanilla"}
+    with pytest.raises(ValueError, match="budget"):
+        per_depth_acceptance(suite, 45)
+
+
+def test_slot_accuracy_is_reported_per_variant_and_slot(claims):
+    assert set(claims.slots) == set(SPECBLOCK_VARIANTS)
+    for acc in claims.slots.values():
+        assert len(acc.accuracy) == len(acc.conditional) == 4
+        assert acc.conditional[0] == pytest.approx(acc.accuracy[0])
+        assert all(0.0 <= a <= 1.0 for a in acc.accuracy + acc.conditional)
+        assert acc.positions[0] > 0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "name"),
+    [
+        ({"prompts": 0}, ValueError, "prompts"),
+        ({"budgets": (30, 0)}, ValueError, "budgets"),
+        ({"budgets": 30}, TypeError, "budgets"),
+        ({"methods": ("vanilla", "lookahead")}, ValueError, "methods"),
+        ({"rank_budgets": (2, 4, 10)}, ValueError, "rank_budgets"),
+        ({"seed": 1}, ValueError, "seed"),
+        ({"timing_prompts": 20}, ValueError, "timing_prompts"),
+        ({"scale": "huge"}, ValueError, "scale"),
+        ({"domains": ("code", "poetry")}, ValueError, "domains"),
+    ],
+)
+def test_suite_config_rejects_bad_values_naming_the_field(kwargs, error, name):
+    with pytest.raises(error, match=name):
+        dataclasses.replace(SuiteConfig(), **kwargs)
+
+
+def test_bad_arguments_are_rejected():
+    with pytest.raises(TypeError, match="config"):
+        decode_suite("smoke")
+    with pytest.raises(ValueError, match="scale"):
+        run_claims("huge")
