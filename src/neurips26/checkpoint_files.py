@@ -19,9 +19,11 @@ checkpoints stay fresh.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import hashlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -238,3 +240,65 @@ def check_fresh(meta: Sidecar, expected_hash: str, files: Sequence[tuple[str, st
             f"checkpoint {meta.name!r} was trained with other network code "
             f"(source {meta.source}, now {now}: {', '.join(f for _, f in files)} changed)"
         )
+
+
+# --------------------------------------------------------------------------------------------
+# the size budget of committed checkpoints and the command line of a chapter's prepare module
+
+MAX_CHECKPOINT_BYTES = 1_000_000
+"""Largest checkpoint (weights + sidecar) a chapter may ship as package data (the book guide's 1 MB)."""
+MAX_CHAPTER_BYTES = 5_000_000
+"""Largest total of one chapter's checkpoint directory (the book guide's 5 MB)."""
+
+
+def write_within_budget(directory: Path | str, state: Mapping[str, torch.Tensor], meta: Sidecar) -> int:
+    """:func:`save_checkpoint`, then its size in bytes; ``RuntimeError`` over :data:`MAX_CHECKPOINT_BYTES`."""
+    path = save_checkpoint(directory, state, meta)
+    size = path.stat().st_size + path.with_suffix(".json").stat().st_size
+    if size > MAX_CHECKPOINT_BYTES:
+        raise RuntimeError(f"checkpoint {meta.name!r} takes {size} bytes, over {MAX_CHECKPOINT_BYTES}")
+    metrics = getattr(meta, "metrics", {}) or {}
+    shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, int | float))
+    seconds = getattr(meta, "train_seconds", float("nan"))
+    print(f"[prepare] {meta.name}: {seconds:.0f} s, {size / 1e3:.0f} KB, {shown}", flush=True)
+    return size
+
+
+def check_directory_budget(directory: Path | str, written: int) -> int:
+    """Total bytes of the .pt/.json files of ``directory``; ``RuntimeError`` over the chapter budget."""
+    directory = Path(directory)
+    total = sum(p.stat().st_size for p in directory.glob("*") if p.suffix in (".pt", ".json"))
+    if total > MAX_CHAPTER_BYTES:
+        raise RuntimeError(f"checkpoints in {directory} take {total} bytes, over {MAX_CHAPTER_BYTES}")
+    print(f"[prepare] {written} checkpoint(s) in {directory} ({total / 1e6:.2f} MB in the directory)")
+    return total
+
+
+def prepare_main(
+    argv: Sequence[str] | None,
+    *,
+    prog: str,
+    description: str,
+    models: Sequence[Any],
+    prepare: Any,
+) -> int:
+    """The command line ``python -m neurips26.<pkg>.prepare --scale … [--only NAME]… [--out DIR] [--list]``.
+
+    ``models``: the chapter's model table (rows with a ``name``); ``prepare(scale, only=, out=)`` trains
+    and writes them.
+    """
+    names = [m.name for m in models]
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--scale", default="smoke", choices=("smoke", "default", "paper"))
+    parser.add_argument("--only", action="append", choices=names, metavar="NAME", help="repeatable")
+    parser.add_argument("--out", default=None, help="directory (default: the package for --scale default)")
+    parser.add_argument("--list", action="store_true", help="list the models and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for spec in models:
+            print(spec)
+        return 0
+    start = time.perf_counter()
+    prepare(args.scale, only=args.only, out=args.out)
+    print(f"[prepare] done in {time.perf_counter() - start:.0f} s")
+    return 0

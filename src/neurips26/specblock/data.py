@@ -20,7 +20,7 @@ target generated (a response token), False on the prompt and on the padding afte
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -283,3 +283,14 @@ class DistillData:
     def subset(self, rows: slice | Tensor | list[int]) -> DistillData:
         """The rows ``rows`` (e.g. a train/validation split)."""
         return DistillData(self.tokens[rows], self.logits[rows], self.hidden[rows], self.loss_mask[rows])
+
+
+def interleaved_prompts(domains: Sequence[str], n: int, seed: int) -> list[str]:
+    """``n`` held-out prompts spread evenly over ``domains`` (the first ones get the remainder), interleaved
+    domain by domain so that any prefix of the list mixes the domains."""
+    if isinstance(domains, str) or not isinstance(domains, Sequence) or not domains:
+        raise TypeError(f"domains must be a non-empty sequence of domain names; got {domains!r}")
+    n = check_int("n", n, minimum=0)
+    per = [n // len(domains) + (i < n % len(domains)) for i in range(len(domains))]
+    lists = [prompts(d, k, seed) for d, k in zip(domains, per, strict=True)]
+    return [lst[i] for i in range(max(per, default=0)) for lst in lists if i < len(lst)]

@@ -41,7 +41,7 @@ from neurips26.specblock.adaptation import domain_shift_stream as run_stream
 from neurips26.specblock.bandit import CostAwareBandit, EveryWindowPolicy, StaticPolicy
 from neurips26.specblock.baselines.eagle3 import Eagle3Proposer
 from neurips26.specblock.baselines.medusa import MedusaProposer
-from neurips26.specblock.data import DOMAINS, prompts, tokenizer
+from neurips26.specblock.data import DOMAINS, interleaved_prompts, prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
 from neurips26.specblock.metrics import EPSILON, measure_latency, modelled_speedup, summarize
@@ -167,12 +167,7 @@ class SuiteConfig:
 
     def prompt_texts(self) -> list[str]:
         """The held-out prompts, domains interleaved."""
-        per = [
-            self.prompts // len(self.domains) + (i < self.prompts % len(self.domains))
-            for i in range(len(self.domains))
-        ]
-        lists = [prompts(d, k, self.seed) for d, k in zip(self.domains, per, strict=True)]
-        return [lst[i] for i in range(max(per)) for lst in lists if i < len(lst)]
+        return interleaved_prompts(self.domains, self.prompts, self.seed)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ import torch
 
 from neurips26.cache import cached
 from neurips26.scales import pick
-from neurips26.specblock.data import DOMAINS, prompts, tokenizer
+from neurips26.specblock.data import DOMAINS, interleaved_prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.drafter import BlockOutput, SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
@@ -151,12 +151,7 @@ class GridConfig:
 
     def prompt_texts(self) -> list[str]:
         """The held-out prompts, domains interleaved (as in :class:`~.experiments.SuiteConfig`)."""
-        per = [
-            self.prompts // len(self.domains) + (i < self.prompts % len(self.domains))
-            for i in range(len(self.domains))
-        ]
-        lists = [prompts(d, k, self.seed) for d, k in zip(self.domains, per, strict=True)]
-        return [lst[i] for i in range(max(per)) for lst in lists if i < len(lst)]
+        return interleaved_prompts(self.domains, self.prompts, self.seed)
 
     def settings(self) -> list[tuple[int, int, str, int, int]]:
         """Every ``(max_blocks, beam_width, preset, total_tokens, slots)``.

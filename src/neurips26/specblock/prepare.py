@@ -30,7 +30,6 @@ count (1 vs 2 threads give different bits after 200 steps) while what it compute
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 import time
@@ -50,13 +49,15 @@ from neurips26.checkpoint_files import (
     CheckpointError,
     Sidecar,
     StaleCheckpointError,
+    check_directory_budget,
     check_fresh,
     config_hash,
     half_state,
+    prepare_main,
     read_checkpoint,
-    save_checkpoint,
     source_fingerprint,
     weights_hash,
+    write_within_budget,
 )
 from neurips26.nn.transformer import Decoder
 from neurips26.scales import check_scale, pick
@@ -73,8 +74,6 @@ PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 """Where the committed (default-scale) checkpoints live: package data of ``neurips26.specblock``."""
 
 KINDS = ("specblock", "eagle3", "medusa")
-MAX_CHECKPOINT_BYTES = 1_000_000
-MAX_CHAPTER_BYTES = 5_000_000
 GAMMA = 0.8
 """Slot/step weight γ^k of the validation loss (as in training)."""
 
@@ -609,39 +608,21 @@ def prepare(
     written: list[DrafterMeta] = []
     for name in names:
         state, meta = train_model(model_spec(name), config, progress=progress)
-        path = save_checkpoint(directory, state, meta)
-        size = path.stat().st_size + path.with_suffix(".json").stat().st_size
-        if size > MAX_CHECKPOINT_BYTES:
-            raise RuntimeError(f"checkpoint {name!r} takes {size} bytes, over {MAX_CHECKPOINT_BYTES}")
-        shown = ", ".join(f"{k} {v:.4g}" for k, v in meta.metrics.items())
-        print(f"[prepare] {name}: {meta.train_seconds:.0f} s, {size / 1e3:.0f} KB, {shown}", flush=True)
+        write_within_budget(directory, state, meta)
         written.append(meta)
-    total = sum(p.stat().st_size for p in directory.glob("*") if p.suffix in (".pt", ".json"))
-    if total > MAX_CHAPTER_BYTES:
-        raise RuntimeError(f"checkpoints in {directory} take {total} bytes, over {MAX_CHAPTER_BYTES}")
-    print(f"[prepare] {len(written)} checkpoint(s) in {directory} ({total / 1e6:.2f} MB in the directory)")
+    check_directory_budget(directory, len(written))
     return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m neurips26.specblock.prepare --scale smoke|default|paper [--only NAME]... [--out DIR]``."""
-    parser = argparse.ArgumentParser(
+    return prepare_main(
+        argv,
         prog="python -m neurips26.specblock.prepare",
         description="Train and write the drafters of chapter 10.",
+        models=MODELS,
+        prepare=prepare,
     )
-    parser.add_argument("--scale", default="smoke", choices=("smoke", "default", "paper"))
-    parser.add_argument("--only", action="append", choices=MODEL_NAMES, metavar="NAME", help="repeatable")
-    parser.add_argument("--out", default=None, help="directory (default: the package for --scale default)")
-    parser.add_argument("--list", action="store_true", help="list the models and exit")
-    args = parser.parse_args(argv)
-    if args.list:
-        for spec in MODELS:
-            print(spec)
-        return 0
-    start = time.perf_counter()
-    prepare(args.scale, only=args.only, out=args.out)
-    print(f"[prepare] done in {time.perf_counter() - start:.0f} s")
-    return 0
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ Equal budgets, one seed, and one table: the η = 0 row and the η = 0.98 row of 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import math
@@ -46,6 +45,11 @@ import torch.nn.functional as F
 
 import neurips26
 from neurips26.cache import cache_dir, cache_key, cached
+from neurips26.checkpoint_files import (
+    check_directory_budget,
+    prepare_main,
+    write_within_budget,
+)
 from neurips26.scales import check_scale, pick
 from neurips26.ssd.checkpoints import (
     PACKAGE_DIR,
@@ -56,7 +60,6 @@ from neurips26.ssd.checkpoints import (
     config_hash,
     half_state,
     read_checkpoint,
-    save_checkpoint,
     source_fingerprint,
     weights_hash,
 )
@@ -78,8 +81,6 @@ from neurips26.validation import check_choice, check_float, check_int, check_see
 
 DATASETS = ("digits", "twins")
 SELECTIONS = ("last", "best")
-MAX_CHECKPOINT_BYTES = 1_000_000
-MAX_CHAPTER_BYTES = 5_000_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -598,39 +599,22 @@ def prepare(
             runs.append(run)
     for run in runs:
         group = tuple(s for s in _group(run) if s.name in names)
-        for name, (state, meta) in train_models(group, config, progress=progress).items():
-            path = save_checkpoint(directory, state, meta)
-            size = path.stat().st_size + path.with_suffix(".json").stat().st_size
-            if size > MAX_CHECKPOINT_BYTES:
-                raise RuntimeError(f"checkpoint {name!r} takes {size} bytes, over {MAX_CHECKPOINT_BYTES}")
-            shown = ", ".join(f"{k} {v:.4g}" for k, v in meta.metrics.items())
-            print(f"[prepare] {name}: {meta.train_seconds:.0f} s, {size / 1e3:.0f} KB, {shown}")
+        for state, meta in train_models(group, config, progress=progress).values():
+            write_within_budget(directory, state, meta)
             written.append(meta)
-    total = sum(p.stat().st_size for p in directory.glob("*") if p.suffix in (".pt", ".json"))
-    if total > MAX_CHAPTER_BYTES:
-        raise RuntimeError(f"checkpoints in {directory} take {total} bytes, over {MAX_CHAPTER_BYTES}")
-    print(f"[prepare] {len(written)} checkpoint(s) in {directory} ({total / 1e6:.2f} MB in the directory)")
+    check_directory_budget(directory, len(written))
     return written
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m neurips26.ssd.prepare --scale smoke|default|paper [--only NAME]... [--out DIR]``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m neurips26.ssd.prepare", description="Train and write the checkpoints of chapter 05."
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.ssd.prepare",
+        description="Train and write the checkpoints of chapter 05.",
+        models=MODELS,
+        prepare=prepare,
     )
-    parser.add_argument("--scale", default="smoke", choices=("smoke", "default", "paper"))
-    parser.add_argument("--only", action="append", choices=MODEL_NAMES, metavar="NAME", help="repeatable")
-    parser.add_argument("--out", default=None, help="directory (default: the package for --scale default)")
-    parser.add_argument("--list", action="store_true", help="list the models and exit")
-    args = parser.parse_args(argv)
-    if args.list:
-        for spec in MODELS:
-            print(spec)
-        return 0
-    start = time.perf_counter()
-    prepare(args.scale, only=args.only, out=args.out)
-    print(f"[prepare] done in {time.perf_counter() - start:.0f} s")
-    return 0
 
 
 if __name__ == "__main__":

@@ -122,3 +122,16 @@ def test_distill_data_checks_shapes():
         DistillData(tokens, torch.zeros(2, 5, 7), torch.zeros(2, 5, 3, 4), torch.zeros(2, 5))
     with pytest.raises(TypeError, match="hidden"):
         DistillData(tokens, torch.zeros(2, 5, 7), None, torch.zeros(2, 5, dtype=torch.bool))
+
+
+def test_interleaved_prompts_spread_over_domains_and_validate():
+    from neurips26.specblock.data import interleaved_prompts
+
+    got = interleaved_prompts(("code", "dialogue"), 5, seed=3)
+    code, dialogue = prompts("code", 3, seed=3), prompts("dialogue", 2, seed=3)
+    assert got == [code[0], dialogue[0], code[1], dialogue[1], code[2]]
+    assert interleaved_prompts(("code",), 0, seed=3) == []
+    with pytest.raises(TypeError, match="domains"):
+        interleaved_prompts("code", 2, seed=3)
+    with pytest.raises(ValueError, match="n"):
+        interleaved_prompts(("code",), -1, seed=3)

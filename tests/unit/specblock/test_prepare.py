@@ -7,11 +7,14 @@ import dataclasses
 import pytest
 import torch
 
-from neurips26.checkpoint_files import CheckpointError, StaleCheckpointError
-from neurips26.specblock import prepare as prep
-from neurips26.specblock.prepare import (
+from neurips26.checkpoint_files import (
     MAX_CHAPTER_BYTES,
     MAX_CHECKPOINT_BYTES,
+    CheckpointError,
+    StaleCheckpointError,
+)
+from neurips26.specblock import prepare as prep
+from neurips26.specblock.prepare import (
     MODEL_NAMES,
     PACKAGE_DIR,
     ModelSpec,

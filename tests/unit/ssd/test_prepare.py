@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from neurips26.checkpoint_files import MAX_CHAPTER_BYTES, MAX_CHECKPOINT_BYTES
 from neurips26.ssd.checkpoints import (
     PACKAGE_DIR,
     CheckpointError,
@@ -24,8 +25,6 @@ from neurips26.ssd.checkpoints import (
 )
 from neurips26.ssd.denoiser import DenoiserConfig, EDMDenoiser
 from neurips26.ssd.prepare import (
-    MAX_CHAPTER_BYTES,
-    MAX_CHECKPOINT_BYTES,
     MODEL_NAMES,
     MODELS,
     ModelSpec,
