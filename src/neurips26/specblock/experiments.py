@@ -72,6 +72,20 @@ SPECBLOCK_VARIANTS: tuple[str, ...] = (
 )
 
 
+def check_held_out(prompts: object, new_tokens: object, domains: object, seed: object) -> None:
+    """Evaluation prompts of a config: ``prompts`` ≥ 1 of ``new_tokens`` ≥ 1 tokens over a non-empty tuple of
+    known ``domains``, from a ``seed`` that is neither the target's nor the distillation's (0, 1, 2)."""
+    check_int("prompts", prompts, minimum=1)
+    check_int("new_tokens", new_tokens, minimum=1)
+    if not isinstance(domains, tuple) or not domains:
+        raise TypeError(f"domains must be a non-empty tuple of domain names; got {domains!r}")
+    for d in domains:
+        check_choice("domains", d, DOMAINS)
+    check_seed("seed", seed)
+    if seed in (0, 1, 2):
+        raise ValueError(f"seed must not be 0, 1 or 2 (the target's and distillation's); got {seed}")
+
+
 @dataclass(frozen=True)
 class SuiteConfig:
     """What :func:`decode_suite` decodes and how.
@@ -107,15 +121,7 @@ class SuiteConfig:
 
     def __post_init__(self) -> None:
         check_choice("scale", self.scale, ("smoke", "default", "paper"))
-        check_int("prompts", self.prompts, minimum=1)
-        check_int("new_tokens", self.new_tokens, minimum=1)
-        if not isinstance(self.domains, tuple) or not self.domains:
-            raise TypeError(f"domains must be a non-empty tuple of domain names; got {self.domains!r}")
-        for d in self.domains:
-            check_choice("domains", d, DOMAINS)
-        check_seed("seed", self.seed)
-        if self.seed in (0, 1, 2):
-            raise ValueError(f"seed must not be 0, 1 or 2 (the target's and distillation's); got {self.seed}")
+        check_held_out(self.prompts, self.new_tokens, self.domains, self.seed)
         if not isinstance(self.budgets, tuple) or not self.budgets:
             raise TypeError(f"budgets must be a non-empty tuple of ints; got {self.budgets!r}")
         for b in self.budgets:

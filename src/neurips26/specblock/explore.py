@@ -9,10 +9,8 @@
   grid of ``max_blocks × beam_width × budgets × total_tokens`` (and ``slots`` at one setting) on a few
   held-out prompts, plus the measured latencies ``t_T``, ``t_D`` of the modelled speedup (Eq. of
   :mod:`.metrics`). Cached through :func:`neurips26.cache.cached`, so the static page is drawn from it.
-- :func:`shift_stream`: a short domain-shift stream (code, then arithmetic, which the drafters never saw)
-  decoded with adaptation off (:class:`~.bandit.StaticPolicy`) and on (:class:`~.bandit.CostAwareBandit`,
-  and :class:`~.bandit.EveryWindowPolicy` for reference) by :func:`~.adaptation.domain_shift_stream`;
-  cached. (The chapter's claim D8 runs a longer stream through :mod:`.experiments`.)
+- the domain-shift stream of the playground is :func:`.experiments.domain_shift_stream` (shared with
+  the claims notebook, one cache entry).
 - :func:`iteration_chunks`: the generated tokens split by iteration (accepted draft tokens, then the
   target's own token), for the live panel's highlighting.
 """
@@ -29,16 +27,15 @@ import torch
 
 from neurips26.cache import cached
 from neurips26.scales import pick
-from neurips26.specblock.data import DOMAINS, interleaved_prompts, tokenizer
+from neurips26.specblock.data import interleaved_prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.drafter import BlockOutput, SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
-from neurips26.specblock.experiments import POLICIES, ShiftConfig, target_latency_ms
-from neurips26.specblock.experiments import domain_shift_stream as shift_stream
+from neurips26.specblock.experiments import check_held_out, target_latency_ms
 from neurips26.specblock.metrics import EPSILON, modelled_speedup, summarize
 from neurips26.specblock.prepare import PrepareConfig, pretrained, target_for
 from neurips26.specblock.target import EOS_ID
-from neurips26.validation import check_choice, check_float, check_int, check_seed
+from neurips26.validation import check_choice, check_float, check_int
 
 #: Per-class branching budgets (rank classes 0–3) offered by the sliders.
 BUDGET_PRESETS: dict[str, tuple[int, int, int, int]] = {
@@ -107,15 +104,7 @@ class GridConfig:
     def __post_init__(self) -> None:
         check_choice("scale", self.scale, ("smoke", "default", "paper"))
         check_choice("drafter", self.drafter, ("specblock", "specblock-noshift", "specblock-1block"))
-        check_int("prompts", self.prompts, minimum=1)
-        check_int("new_tokens", self.new_tokens, minimum=1)
-        if not isinstance(self.domains, tuple) or not self.domains:
-            raise TypeError(f"domains must be a non-empty tuple of domain names; got {self.domains!r}")
-        for d in self.domains:
-            check_choice("domains", d, DOMAINS)
-        check_seed("seed", self.seed)
-        if self.seed in (0, 1, 2):
-            raise ValueError(f"seed must not be 0, 1 or 2 (the target's and distillation's); got {self.seed}")
+        check_held_out(self.prompts, self.new_tokens, self.domains, self.seed)
         _check_tuple("max_blocks", self.max_blocks, 1, 8)
         _check_tuple("beam_widths", self.beam_widths, 1)
         _check_tuple("total_tokens", self.total_tokens, 1)
@@ -351,11 +340,8 @@ __all__ = [
     "GridCell",
     "GridConfig",
     "GridResult",
-    "POLICIES",
-    "ShiftConfig",
     "SlotLimitedProposer",
     "explore_grid",
     "iteration_chunks",
-    "shift_stream",
     "trees_without_pruning",
 ]

@@ -26,6 +26,7 @@ from neurips26.specblock.data import DistillData, corpus_tokens, mixed_documents
 from neurips26.specblock.protocol import target_outputs
 from neurips26.text.corpus import TokenBatches
 from neurips26.train.checkpoint import trained
+from neurips26.train.device import torch_threads
 from neurips26.train.fit import History, fit
 from neurips26.validation import check_float, check_int, check_seed
 
@@ -156,12 +157,8 @@ def _fit_target_pinned(model: Decoder, config: TargetConfig, progress: bool) -> 
     threads ends in different weights (93 % greedy agreement after 200 steps). The drafter checkpoints
     are trained on the 2-thread target; pinning makes every machine with the same CPU kernels train it.
     """
-    before = torch.get_num_threads()
-    torch.set_num_threads(TRAIN_THREADS)
-    try:
+    with torch_threads(TRAIN_THREADS):
         return _fit_target(model, config, progress)
-    finally:
-        torch.set_num_threads(before)
 
 
 # ----------------------------------------------------------------------------------------- distillation

@@ -26,8 +26,9 @@ sampler from the same noise.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.stats
@@ -58,11 +59,11 @@ from neurips26.ssd.prepare import (
     model_threads,
     pretrained,
     sample_images,
-    torch_threads,
     training_images,
 )
 from neurips26.ssd.sampler import heun_sample
 from neurips26.ssd.train import TrainConfig, train_denoiser
+from neurips26.train.device import torch_threads
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 DATASETS_D1: tuple[str, ...] = ("field", "digits")
@@ -139,6 +140,25 @@ def _cached_run(
         "train": cache_key("source", None, "neurips26.train"),
     }
     return cached(name, key, compute, package="neurips26.ssd", verbose=verbose)
+
+
+def _same_noise_samples(
+    models: dict[str, tuple[EDMDenoiser, CheckpointMeta]],
+    names: tuple[str, ...],
+    config: Any,
+    seed: int,
+    desc: str,
+    verbose: bool,
+) -> Iterator[tuple[str, torch.Tensor]]:
+    """``(name, samples)`` of every model in ``names``: ``config.n_samples`` Heun samples, all from the same
+    starting noise (the run's first seed stream), so that position ``i`` of every grid is comparable."""
+    for name in progress(names, desc=desc, total=len(names), show=verbose):
+        yield name, sample_images(models[name][0], config.n_samples, _sub_seed(seed, 0), config.sampler_steps)
+
+
+def _weights_key(config: Any, seed: int, models: dict, names: tuple[str, ...]) -> dict:
+    """The cache key of a sampling experiment: its config, seed and the weights of every model it samples."""
+    return {"config": config, "seed": seed, "weights": [models[n][1].weights_hash for n in names]}
 
 
 def bonferroni_bound(n_tests: int, alpha: float = 0.05) -> float:
@@ -404,8 +424,7 @@ def quality_vs_eta(
     def compute() -> QualityResult:
         fid, accuracy = digit_proxy_fid(prep, verbose)
         values, samples = {}, {}
-        for name in progress(names, desc="proxy FID", total=len(names), show=verbose):
-            x = sample_images(models[name][0], config.n_samples, _sub_seed(seed, 0), config.sampler_steps)
+        for name, x in _same_noise_samples(models, names, config, seed, "proxy FID", verbose):
             values[name] = fid(x)
             samples[name] = x[: config.keep].numpy()
         real = digit_images("train", prep)[0]
@@ -424,7 +443,7 @@ def quality_vs_eta(
             samples,
         )
 
-    key = {"config": config, "seed": seed, "weights": [models[n][1].weights_hash for n in names]}
+    key = _weights_key(config, seed, models, names)
     return _cached_run("ssd-quality-vs-eta", key, compute, use_cache, verbose)
 
 
@@ -586,8 +605,7 @@ def memorisation(
     @model_threads(prep)
     def compute() -> MemorisationResult:
         rates, ratios, nearest, samples = [], [], [], {}
-        for name in progress(config.models, desc="memorisation", total=len(config.models), show=verbose):
-            x = sample_images(models[name][0], config.n_samples, _sub_seed(seed, 0), config.sampler_steps)
+        for name, x in _same_noise_samples(models, config.models, config, seed, "memorisation", verbose):
             result = memorisation_rate(x, train, config.ratio)
             rates.append(result.rate)
             ratios.append(result.ratios.numpy())
@@ -610,7 +628,7 @@ def memorisation(
             samples,
         )
 
-    key = {"config": config, "seed": seed, "weights": [models[n][1].weights_hash for n in config.models]}
+    key = _weights_key(config, seed, models, config.models)
     return _cached_run("ssd-memorisation", key, compute, use_cache, verbose)
 
 
@@ -728,7 +746,7 @@ def population_score(
     In a replicate every cell starts from the same weights and sees the same batch order; the N training
     images are drawn once per (replicate, N) and shared across η; the evaluation points (fresh field
     samples plus noise) are shared by every cell and reference row. Torch runs on one thread here
-    (:func:`~neurips26.ssd.prepare.torch_threads`: 8×8 networks are faster so).
+    (:func:`~neurips26.train.device.torch_threads`: 8×8 networks are faster so).
     """
     if not isinstance(config, PopulationScoreConfig):
         raise TypeError(f"config must be a PopulationScoreConfig; got {type(config).__name__}")
@@ -888,8 +906,7 @@ def global_consistency(
     @model_threads(prep)
     def compute() -> ConsistencyResult:
         asym, mismatch, samples = [], [], {}
-        for name in progress(config.models, desc="twin blobs", total=len(config.models), show=verbose):
-            x = sample_images(models[name][0], config.n_samples, _sub_seed(seed, 0), config.sampler_steps)
+        for name, x in _same_noise_samples(models, config.models, config, seed, "twin blobs", verbose):
             asym.append(twin_asymmetry(x).numpy())
             mismatch.append(colour_mismatch(x).numpy())
             samples[name] = x[: config.keep].numpy()
@@ -912,5 +929,5 @@ def global_consistency(
             samples,
         )
 
-    key = {"config": config, "seed": seed, "weights": [models[n][1].weights_hash for n in config.models]}
+    key = _weights_key(config, seed, models, config.models)
     return _cached_run("ssd-global-consistency", key, compute, use_cache, verbose)

@@ -34,7 +34,7 @@ import dataclasses
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -77,6 +77,7 @@ from neurips26.ssd.metrics import (
 )
 from neurips26.ssd.sampler import heun_sample
 from neurips26.ssd.train import TrainConfig, train_denoiser
+from neurips26.train.device import torch_threads
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 DATASETS = ("digits", "twins")
@@ -332,23 +333,6 @@ def digit_proxy_fid(config: PrepareConfig, verbose: bool = False) -> tuple[Proxy
     hold_x, hold_y = digit_images("holdout", config)
     classifier = digit_classifier(train_x, train_y, config.classifier, verbose=verbose).model
     return ProxyFID(classifier, hold_x), classifier_accuracy(classifier, hold_x, hold_y)
-
-
-@contextlib.contextmanager
-def torch_threads(n: int | None) -> Iterator[None]:
-    """Run the enclosed torch code on ``n`` intra-op threads (None: as set), then restore the count.
-
-    Usable as a decorator too. Tiny networks do not pay for a second thread: on the book's 2 busy cores a
-    training step of an 8×8 denoiser took ~0.02 s on one thread and 0.04–0.06 s on two, while the 16×16
-    denoisers ran at the same speed either way.
-    """
-    before = torch.get_num_threads()
-    if n is not None:
-        torch.set_num_threads(check_int("n", n, minimum=1))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def model_threads(config: PrepareConfig) -> contextlib.AbstractContextManager[None]:

@@ -14,11 +14,9 @@ from neurips26.specblock.bandit import (
     VerifiedSequence,
 )
 from neurips26.specblock.decode import speculative_generate, vanilla_generate
-from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import SpecBlockProposer
 from neurips26.specblock.protocol import target_outputs
-
-from .tiny import VOCAB, tiny_target
+from tests.unit.specblock.tiny import VOCAB, tiny_drafter, tiny_target
 
 SMALL = UpdateConfig(steps=2, lr=1e-2, batch=2, window=8, ttt_blocks=2)
 PROMPTS_A = [[1, 2, 3, 4], [5, 6, 7]]
@@ -33,8 +31,7 @@ def target():
 
 @pytest.fixture(scope="module")
 def drafter(target):
-    config = SpecBlockConfig.for_target(target, heads=2)
-    return SpecBlockDrafter.from_target(target, config, seed=0).double().eval()
+    return tiny_drafter(target)
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,7 @@ from neurips26.specblock.bandit import (
     update_drafter,
 )
 from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
-
-from .tiny import tiny_data, tiny_target
+from tests.unit.specblock.tiny import tiny_data, tiny_target
 
 SMALL = UpdateConfig(steps=2, lr=1e-2, batch=2, window=8, ttt_blocks=2)
 

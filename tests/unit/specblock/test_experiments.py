@@ -5,7 +5,6 @@ import dataclasses
 import numpy as np
 import pytest
 
-from neurips26.specblock import prepare as prep
 from neurips26.specblock.experiments import (
     METHODS,
     SPECBLOCK_VARIANTS,
@@ -14,20 +13,13 @@ from neurips26.specblock.experiments import (
     per_depth_acceptance,
     run_claims,
 )
+from tests.unit.specblock.tiny import isolated_cache
 
 
 @pytest.fixture(scope="module")
 def claims(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NEURIPS26_CACHE_DIR", str(cache))
-        mp.setenv("NEURIPS26_PROGRESS", "0")
-        mp.delenv("NEURIPS26_NO_CACHE", raising=False)
-        prep.target_for.cache_clear()
-        prep.distillation.cache_clear()
+    with isolated_cache(tmp_path_factory.mktemp("cache")):
         yield run_claims("smoke", verbose=False)
-        prep.target_for.cache_clear()
-        prep.distillation.cache_clear()
 
 
 def test_every_method_is_lossless_with_sane_accounting(claims):

@@ -6,18 +6,16 @@ import pytest
 import torch
 
 from neurips26.specblock.decode import speculative_generate, vanilla_generate
-from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import SpecBlockProposer
+from neurips26.specblock.experiments import ShiftConfig
 from neurips26.specblock.explore import (
     BUDGET_PRESETS,
     GridConfig,
-    ShiftConfig,
     SlotLimitedProposer,
     iteration_chunks,
     trees_without_pruning,
 )
-
-from .tiny import context_for, tiny_target
+from tests.unit.specblock.tiny import context_for, tiny_drafter, tiny_target
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +25,7 @@ def target():
 
 @pytest.fixture(scope="module")
 def drafter(target):
-    config = SpecBlockConfig.for_target(target, heads=2)
-    return SpecBlockDrafter.from_target(target, config, seed=0).double().eval()
+    return tiny_drafter(target)
 
 
 SEQ = torch.tensor([1, 2, 3, 4, 5, 6, 7, 8])

@@ -1,7 +1,6 @@
 """Drafter checkpoints of chapter 10: the table, the smoke run of the prepare module, staleness, and the
 committed checkpoints (they must load into today's code and reproduce the metric recorded beside them)."""
 
-import contextlib
 import dataclasses
 
 import pytest
@@ -26,16 +25,8 @@ from neurips26.specblock.prepare import (
     pretrained,
     validation_metrics,
 )
-
-
-@contextlib.contextmanager
-def torch_threads(n):
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+from neurips26.train.device import torch_threads
+from tests.unit.specblock.tiny import isolated_cache
 
 
 def test_table_rows_differ_only_in_what_they_ablate():
@@ -102,16 +93,9 @@ def smoke_run(tmp_path_factory):
     """``python -m neurips26.specblock.prepare --scale smoke`` (in process) into a temporary directory."""
     cache = tmp_path_factory.mktemp("cache")
     out = tmp_path_factory.mktemp("checkpoints")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("NEURIPS26_CACHE_DIR", str(cache))
-        mp.setenv("NEURIPS26_PROGRESS", "0")
-        mp.delenv("NEURIPS26_NO_CACHE", raising=False)
-        prep.target_for.cache_clear()
-        prep.distillation.cache_clear()
+    with isolated_cache(cache):
         assert main(["--scale", "smoke", "--out", str(out)]) == 0
         yield out, cache
-        prep.target_for.cache_clear()
-        prep.distillation.cache_clear()
 
 
 def test_smoke_prepare_writes_loadable_checkpoints_within_budget(smoke_run):

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 import torch
 
 from neurips26.nn.transformer import Decoder, DecoderConfig
+from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
 from neurips26.specblock.protocol import DecodeContext, target_outputs
 
 VOCAB = 20
@@ -32,3 +38,29 @@ def context_for(target: Decoder, seq: torch.Tensor, new_from: int = 0, total: in
     else:
         hidden = torch.zeros(0, target.config.depth + 1, target.config.width)
     return DecodeContext(tokens=seq, hidden=hidden, new_from=new_from, total_tokens=total)
+
+
+def tiny_drafter(target: Decoder) -> SpecBlockDrafter:
+    """A random SpecBlock drafter (2 heads) for ``target``, in its dtype, in eval mode."""
+    config = SpecBlockConfig.for_target(target, heads=2)
+    dtype = next(target.parameters()).dtype
+    return SpecBlockDrafter.from_target(target, config, seed=0).to(dtype).eval()
+
+
+@contextlib.contextmanager
+def isolated_cache(cache: Path) -> Iterator[None]:
+    """Run with the result cache in ``cache``, progress bars off, and the prepare module's memoised target
+    and distillation data cleared before and after (so nothing leaks between test modules)."""
+    from neurips26.specblock import prepare
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("NEURIPS26_CACHE_DIR", str(cache))
+        mp.setenv("NEURIPS26_PROGRESS", "0")
+        mp.delenv("NEURIPS26_NO_CACHE", raising=False)
+        prepare.target_for.cache_clear()
+        prepare.distillation.cache_clear()
+        try:
+            yield
+        finally:
+            prepare.target_for.cache_clear()
+            prepare.distillation.cache_clear()

@@ -27,7 +27,7 @@ from neurips26.ssd.experiments import (
     quality_vs_eta,
     stability_curve,
 )
-from neurips26.ssd.prepare import torch_threads
+from neurips26.train.device import torch_threads
 
 CONFIGS = (
     CovarianceCheckConfig,
