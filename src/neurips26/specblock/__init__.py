@@ -3,7 +3,8 @@
 The decoding loop and the drafters meet in :mod:`~neurips26.specblock.protocol`. The target and its
 distillation data are in :mod:`.data` and :mod:`.target`; tree verification and the lossless greedy loop in
 :mod:`.tree` and :mod:`.decode`; SpecBlock itself in :mod:`.drafter`, :mod:`.rank_head`, :mod:`.losses`,
-:mod:`.train_drafter` and :mod:`.dynamic_tree`; the baselines in :mod:`.baselines`; the
+:mod:`.train_drafter` and :mod:`.dynamic_tree`; the baselines in :mod:`.baselines`; the declared GPU-like
+cost model of drafting in :mod:`.cost_model`; the
 adaptation bandit in :mod:`.bandit` and :mod:`.adaptation`; checkpoints in :mod:`.prepare`; the chapter's
 experiments in :mod:`.experiments` and :mod:`.explore`.
 """
@@ -20,6 +21,7 @@ from neurips26.specblock.bandit import (
 )
 from neurips26.specblock.baselines.eagle3 import Eagle3Config, Eagle3Drafter, Eagle3Proposer, train_eagle3
 from neurips26.specblock.baselines.medusa import MedusaConfig, MedusaHeads, MedusaProposer, train_medusa
+from neurips26.specblock.cost_model import DrafterCost, cost_model_speedup, drafter_cost
 from neurips26.specblock.data import ALPHABET, DOMAINS, DistillData, documents, prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter, block_mask, shift_slots
@@ -58,6 +60,9 @@ from neurips26.specblock.tree import VerifyResult, prune, verify
 __all__ = [
     "ARMS",
     "CostAwareBandit",
+    "DrafterCost",
+    "cost_model_speedup",
+    "drafter_cost",
     "EveryWindowPolicy",
     "ReplayBuffer",
     "StaticPolicy",

@@ -7,7 +7,8 @@
   against vanilla), τ, per-depth acceptance, drafter forwards and seconds per iteration, target
   seconds per iteration, and the measured single-forward
   latencies ``t_T(N)`` (a root + ``N`` nodes over a cached prefix) and ``t_D`` (one drafter forward) of
-  the modelled speedup ``τ t_T / (t_T(1+εN) + n_fwd t_D)`` (:mod:`.metrics`). Wall-clock times: medians
+  the CPU-measured modelled speedup ``τ t_T / (t_T(1+εN) + n_fwd t_D)`` (:mod:`.metrics`), beside the
+  speedup of the declared GPU-like :mod:`.cost_model`, which decides the claims. Wall-clock times: medians
   of ``repeats`` runs on the first ``timing_prompts`` prompts, for vanilla and the main methods at
   ``N ∈ {60, 90}`` (the budgets of claim D2).
 - :func:`slot_accuracy` measures, on held-out distillation data, each SpecBlock variant's first-block
@@ -41,6 +42,7 @@ from neurips26.specblock.adaptation import domain_shift_stream as run_stream
 from neurips26.specblock.bandit import CostAwareBandit, EveryWindowPolicy, StaticPolicy
 from neurips26.specblock.baselines.eagle3 import Eagle3Proposer
 from neurips26.specblock.baselines.medusa import MedusaProposer
+from neurips26.specblock.cost_model import cost_model_speedup, drafter_cost, target_parameters
 from neurips26.specblock.data import DOMAINS, interleaved_prompts, prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
@@ -54,6 +56,7 @@ from neurips26.specblock.prepare import (
 )
 from neurips26.specblock.protocol import Proposer
 from neurips26.specblock.target import EOS_ID
+from neurips26.train.device import torch_threads
 from neurips26.validation import check_choice, check_int, check_seed
 
 MAIN_METHODS: tuple[str, ...] = ("eagle3", "medusa", "specblock")
@@ -86,6 +89,12 @@ def check_held_out(prompts: object, new_tokens: object, domains: object, seed: o
         raise ValueError(f"seed must not be 0, 1 or 2 (the target's and distillation's); got {seed}")
 
 
+#: Torch threads for every decoding experiment: batch-1 decoding of these small models is 2–3× faster on one
+#: thread than on two (a drafter forward is too small to split), and one thread is less disturbed by other
+#: processes on the machine.
+DECODE_THREADS: int = 1
+
+
 @dataclass(frozen=True)
 class SuiteConfig:
     """What :func:`decode_suite` decodes and how.
@@ -114,7 +123,7 @@ class SuiteConfig:
     beam_width: int = 10
     rank_budgets: tuple[int, int, int, int] = DEFAULT_BUDGETS
     top_k: int = 4
-    timing_prompts: int = 8
+    timing_prompts: int = 4
     repeats: int = 5
     timed: tuple[str, ...] = ("vanilla", *MAIN_METHODS)
     latency_repeats: int = 20
@@ -184,7 +193,10 @@ class MethodResult:
     ``per_depth`` (share of iterations accepting ≥ d draft tokens, d = 1 …), ``drafter_forwards``,
     ``drafter_ms``, ``target_ms``, ``tree_nodes``: per iteration, pooled over prompts; ``t_d_ms``: median
     drafter seconds per forward (one drafter forward); ``seconds``: median wall time of the timed
-    prompts over the repeats (``nan`` when not timed); ``modelled_speedup``: τ t_T / (t_T(1+εN) + n_fwd t_D).
+    prompts over the repeats (``nan`` when not timed). ``drafting_units``: drafting cost per iteration in
+    target forwards and ``modelled_speedup`` = τ / c_iter, both under the declared GPU-like
+    :mod:`~.cost_model`; ``cpu_modelled_speedup``: τ t_T / (t_T(1+εN) + n_fwd t_D) with this CPU's
+    measured ``t_T`` and ``t_D``.
     """
 
     method: str
@@ -199,7 +211,9 @@ class MethodResult:
     tree_nodes: float
     t_d_ms: float
     seconds: float
+    drafting_units: float
     modelled_speedup: float
+    cpu_modelled_speedup: float
 
 
 @dataclass(frozen=True)
@@ -291,6 +305,7 @@ def _timed(fn: Callable[[list[int]], GenerationResult], prompts_ids: list[list[i
     return statistics.median(times)
 
 
+@torch_threads(DECODE_THREADS)
 def _decode_suite(config: SuiteConfig) -> SuiteResult:
     start = time.perf_counter()
     target = target_for(PrepareConfig.for_scale(config.scale))
@@ -321,10 +336,13 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
             tree_nodes=0.0,
             t_d_ms=0.0,
             seconds=vanilla_seconds,
+            drafting_units=0.0,
             modelled_speedup=1.0,
+            cpu_modelled_speedup=1.0,
         )
     ]
     max_depth = max(config.eagle_depth, config.max_blocks * 4 + 1)
+    target_params = target_parameters(target)
     for method in config.methods:
         if method == "vanilla":
             continue
@@ -345,6 +363,7 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
                 if fwd
             ]
             t_d = statistics.median(per_forward) if per_forward else 0.0
+            units = drafter_cost(proposer).units(s.drafter_forwards, target_params, epsilon=EPSILON)
             timed = method in config.timed and budget in config.timed_budgets
             seconds = _timed(spec, timed_ids, config.repeats) if timed else float("nan")
             rows.append(
@@ -361,7 +380,9 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
                     tree_nodes=s.tree_nodes,
                     t_d_ms=1e3 * t_d,
                     seconds=seconds,
-                    modelled_speedup=modelled_speedup(
+                    drafting_units=units,
+                    modelled_speedup=cost_model_speedup(s.tau, s.tree_nodes, units, epsilon=EPSILON),
+                    cpu_modelled_speedup=modelled_speedup(
                         s.tau, t_t[0] / 1e3, t_d, s.tree_nodes, s.drafter_forwards, epsilon=EPSILON
                     ),
                 )
@@ -501,10 +522,10 @@ class ShiftConfig:
 
     @classmethod
     def for_scale(cls, scale: str) -> ShiftConfig:
-        """smoke: 2 + 2 prompts × 8 tokens, static and bandit; default: 8 + 12 prompts × 32 tokens."""
+        """smoke: 2 + 2 prompts × 8 tokens; default: 8 + 12 prompts × 32 tokens; every policy."""
         return pick(
             scale,
-            smoke=cls(scale="smoke", before=2, after=2, new_tokens=8, policies=("static", "bandit")),
+            smoke=cls(scale="smoke", before=2, after=2, new_tokens=8),
             default=cls(),
             paper=cls(scale="paper", before=20, after=20, new_tokens=48, window=4),
         )
@@ -518,6 +539,7 @@ def _policy(name: str, seed: int):  # noqa: ANN202
     return EveryWindowPolicy(seed=seed)
 
 
+@torch_threads(DECODE_THREADS)
 def _stream(config: ShiftConfig) -> dict[str, StreamResult]:
     target = target_for(PrepareConfig.for_scale(config.scale))
     drafter, _ = pretrained("specblock", config.scale, verbose=False)

@@ -7,7 +7,8 @@
 - :data:`BUDGET_PRESETS`: per-class branching budgets of the sliders (released, tuned, greedy-only).
 - :func:`explore_grid`: τ, drafter forwards, tree nodes and drafter time per iteration of SpecBlock over a
   grid of ``max_blocks × beam_width × budgets × total_tokens`` (and ``slots`` at one setting) on a few
-  held-out prompts, plus the measured latencies ``t_T``, ``t_D`` of the modelled speedup (Eq. of
+  held-out prompts, with each cell's drafting cost under the declared GPU-like :mod:`.cost_model` (its
+  modelled speedup) and the measured CPU latencies ``t_T``, ``t_D`` (the CPU latency model of
   :mod:`.metrics`). Cached through :func:`neurips26.cache.cached`, so the static page is drawn from it.
 - the domain-shift stream of the playground is :func:`.experiments.domain_shift_stream` (shared with
   the claims notebook, one cache entry).
@@ -27,14 +28,16 @@ import torch
 
 from neurips26.cache import cached
 from neurips26.scales import pick
+from neurips26.specblock.cost_model import cost_model_speedup, drafter_cost, target_parameters
 from neurips26.specblock.data import interleaved_prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
 from neurips26.specblock.drafter import BlockOutput, SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
-from neurips26.specblock.experiments import check_held_out, target_latency_ms
+from neurips26.specblock.experiments import DECODE_THREADS, check_held_out, target_latency_ms
 from neurips26.specblock.metrics import EPSILON, modelled_speedup, summarize
 from neurips26.specblock.prepare import PrepareConfig, pretrained, target_for
 from neurips26.specblock.target import EOS_ID
+from neurips26.train.device import torch_threads
 from neurips26.validation import check_choice, check_float, check_int
 
 #: Per-class branching budgets (rank classes 0–3) offered by the sliders.
@@ -163,7 +166,7 @@ class GridCell:
     """SpecBlock at one setting on every prompt: τ and per-iteration forwards, nodes, drafter ms.
 
     ``slots = 0`` means all ``K`` slots; ``lossless``: tokens equal vanilla greedy decoding's on every
-    prompt.
+    prompt; ``drafting_units``: drafting cost per iteration in target forwards (:mod:`.cost_model`).
     """
 
     max_blocks: int
@@ -176,6 +179,7 @@ class GridCell:
     tree_nodes: float
     drafter_ms: float
     lossless: bool
+    drafting_units: float
 
 
 @dataclass(frozen=True)
@@ -205,17 +209,23 @@ class GridResult:
                 return c
         raise KeyError(f"no grid cell for {(max_blocks, beam_width, preset, total_tokens, slots)}")
 
-    def speedup(self, cell: GridCell, epsilon: float = EPSILON) -> float:
-        """Modelled speedup ``τ t_T / (t_T(1 + ε N) + n_fwd t_D)`` of ``cell`` (N: mean verified nodes)."""
+    def speedup(self, cell: GridCell) -> float:
+        """Modelled speedup ``τ / c_iter`` of ``cell`` under the declared :mod:`.cost_model` (ε = 0.002)."""
+        return cost_model_speedup(cell.tau, cell.tree_nodes, cell.drafting_units, epsilon=EPSILON)
+
+    def cpu_speedup(self, cell: GridCell, epsilon: float = EPSILON) -> float:
+        """CPU latency model ``τ t_T / (t_T(1 + ε N) + n_fwd t_D)`` of ``cell`` (N: mean verified nodes)."""
         epsilon = check_float("epsilon", epsilon, minimum=0.0)
         return modelled_speedup(
             cell.tau, self.t_t_ms, self.t_d_ms, cell.tree_nodes, cell.drafter_forwards, epsilon=epsilon
         )
 
 
+@torch_threads(DECODE_THREADS)
 def _grid(config: GridConfig) -> GridResult:
     start = time.perf_counter()
     target = target_for(PrepareConfig.for_scale(config.scale))
+    target_params = target_parameters(target)
     drafter, _ = pretrained(config.drafter, config.scale, verbose=False)
     k_max = drafter.config.block_size
     tok = tokenizer()
@@ -263,6 +273,9 @@ def _grid(config: GridConfig) -> GridResult:
                 tree_nodes=s.tree_nodes,
                 drafter_ms=1e3 * s.drafter_seconds,
                 lossless=[r.tokens for r in results] == reference,
+                drafting_units=drafter_cost(proposer).units(
+                    s.drafter_forwards, target_params, epsilon=EPSILON
+                ),
             )
         )
     if not per_forward:  # the released setting is not in the grid: time one generation of it

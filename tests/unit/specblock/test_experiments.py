@@ -5,14 +5,18 @@ import dataclasses
 import numpy as np
 import pytest
 
+from neurips26.specblock.cost_model import drafter_cost, target_parameters
 from neurips26.specblock.experiments import (
     METHODS,
     SPECBLOCK_VARIANTS,
     SuiteConfig,
     decode_suite,
+    make_proposer,
     per_depth_acceptance,
     run_claims,
 )
+from neurips26.specblock.metrics import EPSILON, modelled_speedup
+from neurips26.specblock.prepare import PrepareConfig, pretrained, target_for
 from tests.unit.specblock.tiny import isolated_cache
 
 
@@ -48,6 +52,31 @@ def test_every_method_is_lossless_with_sane_accounting(claims):
     assert set(table) == set(METHODS) - {"vanilla"}
     with pytest.raises(ValueError, match="budget"):
         per_depth_acceptance(suite, 45)
+
+
+def test_speedups_follow_the_cost_model_and_the_cpu_latency_model(claims):
+    suite = claims.suite
+    config = suite.config
+    target = target_for(PrepareConfig.for_scale("smoke"))
+    drafters = {n: pretrained(n, "smoke", verbose=False) for n in ("eagle3", "medusa", "specblock")}
+    for method in ("eagle3", "medusa", "specblock", "specblock-norank"):
+        row = suite.row(method, 30)
+        cost = drafter_cost(make_proposer(method, drafters, config))
+        units = cost.units(row.drafter_forwards, target_parameters(target), epsilon=EPSILON)
+        assert row.drafting_units == pytest.approx(units)
+        assert row.modelled_speedup == pytest.approx(
+            row.tau / (1 + EPSILON * row.tree_nodes + row.drafting_units)
+        )
+        cpu = modelled_speedup(
+            row.tau, suite.t_t_ms[0], row.t_d_ms, row.tree_nodes, row.drafter_forwards, epsilon=EPSILON
+        )
+        assert row.cpu_modelled_speedup == pytest.approx(cpu)
+    # the rank head is read only when it is used: same drafter, fewer parameters per forward without it
+    with_rank = drafter_cost(make_proposer("specblock", drafters, config))
+    without = drafter_cost(make_proposer("specblock-norank", drafters, config))
+    assert without.per_forward < with_rank.per_forward and without.setup == with_rank.setup
+    vanilla = suite.row("vanilla", 30)
+    assert vanilla.drafting_units == 0 and vanilla.modelled_speedup == vanilla.cpu_modelled_speedup == 1.0
 
 
 def test_slot_accuracy_is_reported_per_variant_and_slot(claims):
