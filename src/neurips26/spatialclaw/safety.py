@@ -12,6 +12,8 @@ The agent's code is parsed, never run, and rejected if it
 * reaches the builtins module through ``__builtins__`` or ``builtins``, or touches a dunder attribute or
   name (``x.__class__``, ``__subclasses__``, ``__globals__``, ``getattr(x, "__dict__")``), except the
   harmless :data:`SAFE_DUNDERS` such as ``type(x).__name__``;
+* reads a private attribute (``obj._name``; our addition): the perception stand-ins keep the scene's
+  ground truth in private attributes (``tools.SAM3._scene``), which an agent must not read;
 * rebinds a reserved kernel name (:data:`RESERVED`, and ``InputImages_1``, ``InputImages_2``, ...) in any
   binding form, or mutates one through attribute or item assignment (our addition: ``InputImages[0] = x``
   would corrupt the inputs just as surely as ``InputImages = x``).
@@ -175,6 +177,8 @@ class _Checker(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if _is_dunder(node.attr) and node.attr not in SAFE_DUNDERS:
             self._flag(node, "dunder access", f"accesses the dunder attribute {node.attr!r}")
+        elif node.attr.startswith("_") and not _is_dunder(node.attr):
+            self._flag(node, "private attribute", f"accesses the private attribute {node.attr!r}")
         self._mutation(node)
         self.generic_visit(node)
 

@@ -111,6 +111,12 @@ def test_escapes_are_rejected(code):
     assert not is_safe(code)[0]
 
 
+@pytest.mark.parametrize("code", ["scene = tools.SAM3._scene", "s = vlm\nprint(s._frames)", "m._masks[0]"])
+def test_private_attributes_are_rejected(code):
+    with pytest.raises(UnsafeCodeError, match="private attribute"):
+        check_code(code)
+
+
 def test_harmless_dunders_pass():
     check_code("print(type(x).__name__, np.__version__)\nif __name__ == '__main__':\n    pass")
 
