@@ -1,0 +1,306 @@
+"""The chapter's experiments: every interface on the same questions, and the sweeps behind claims C1–C6.
+
+- :func:`run_suite` runs the agent loop (:func:`~.loop.run_episode`) for each question of a
+  :func:`~.questions.question_suite` with each interface, the same tools, prompts and perception noise
+  for all, and scores each answer (:func:`~.scoring.score`). The model is the offline
+  :func:`~.reference_policy.reference_model` unless a chat model is given. Episodes run in real Jupyter
+  kernels (``executor="kernel"``; ``workers`` kernels side by side) or in the in-process twin
+  (``"in_process"``; same transcripts, used for the sweeps). Results are cached.
+- :func:`noise_sweep` (claim C3), :func:`step_sweep` (C5) and :func:`ablation_suite` (C4) are the same suite
+  with one setting changed; :func:`win_attributions` (C6) labels the questions code wins and tool calls
+  lose.
+
+No verdicts here: the claims notebook reads these numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from neurips26.cache import cached
+from neurips26.progress import progress
+from neurips26.scales import pick
+from neurips26.spatialclaw.attribution import Attribution, attribute
+from neurips26.spatialclaw.executor import Executor, InProcessExecutor, JupyterKernelExecutor
+from neurips26.spatialclaw.loop import AgentConfig, Episode, run_episode
+from neurips26.spatialclaw.prompts import INTERFACES
+from neurips26.spatialclaw.questions import FAMILIES, GROUPS, Question, question_suite
+from neurips26.spatialclaw.scoring import score
+from neurips26.spatialclaw.session import SessionSpec
+from neurips26.validation import check_choice, check_int, check_seed
+
+EXECUTORS: tuple[str, ...] = ("kernel", "in_process")
+
+
+@dataclass(frozen=True)
+class SuiteConfig:
+    """One suite run: ``per_family`` questions of each of ``families`` (seed ``seed``), each answered with
+    every interface of ``interfaces`` under the same settings — ``max_steps``, the perception ``noise``
+    (keyword arguments of ``PerceptionNoise``; ``None``: no noise), the tool ablations ``utilities`` and
+    ``perception`` — on ``executor`` with ``workers`` in parallel."""
+
+    scale: str = "default"
+    families: tuple[str, ...] = FAMILIES
+    per_family: int = 20
+    seed: int = 0
+    interfaces: tuple[str, ...] = INTERFACES
+    max_steps: int = 10
+    noise: dict[str, float] | None = field(default_factory=dict)
+    utilities: bool = True
+    perception: bool = True
+    executor: str = "kernel"
+    workers: int = 2
+
+    def __post_init__(self) -> None:
+        check_choice("scale", self.scale, ("smoke", "default", "paper"))
+        if not isinstance(self.families, tuple) or not self.families:
+            raise TypeError(f"families must be a non-empty tuple of family names; got {self.families!r}")
+        for f in self.families:
+            check_choice("families", f, FAMILIES)
+        check_int("per_family", self.per_family, minimum=1)
+        check_seed("seed", self.seed)
+        if not isinstance(self.interfaces, tuple) or not self.interfaces:
+            raise TypeError(f"interfaces must be a non-empty tuple of interfaces; got {self.interfaces!r}")
+        for i in self.interfaces:
+            check_choice("interfaces", i, INTERFACES)
+        check_int("max_steps", self.max_steps, minimum=1)
+        check_choice("executor", self.executor, EXECUTORS)
+        check_int("workers", self.workers, minimum=1)
+        SessionSpec(0, noise=self.noise, utilities=self.utilities, perception=self.perception)  # validates
+
+    @classmethod
+    def for_scale(cls, scale: str) -> SuiteConfig:
+        """smoke: 2 families × 4 questions; default: 9 × 20 (the issue's size); paper: 9 × 50."""
+        return pick(
+            scale,
+            smoke=cls(scale="smoke", families=("distance", "relative_direction"), per_family=4),
+            default=cls(),
+            paper=cls(scale="paper", per_family=50),
+        )
+
+    def questions(self) -> list[Question]:
+        return question_suite(self.families, self.per_family, self.seed)
+
+    def spec(self, question: Question) -> SessionSpec:
+        """The kernel session of ``question`` under this suite's settings."""
+        return SessionSpec(
+            question.scene_seed,
+            question.scene_kind,
+            question.scene_mover,
+            noise=self.noise,
+            utilities=self.utilities,
+            perception=self.perception,
+        )
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One question answered with one interface: the ``answer`` as text, its ``score`` in [0, 1], whether
+    the episode was ``forced`` to a no-tool answer, the number of ``steps`` and failed steps, the code
+    ``cells`` that ran, and its wall ``seconds``."""
+
+    qid: str
+    family: str
+    group: str
+    interface: str
+    answer: str
+    score: float
+    forced: bool
+    steps: int
+    failures: int
+    cells: tuple[str, ...]
+    seconds: float = field(compare=False)
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """Every :class:`EpisodeRecord` of a suite, sorted by question and interface."""
+
+    config: SuiteConfig
+    records: tuple[EpisodeRecord, ...]
+    wall_seconds: float = field(compare=False)
+
+    def select(
+        self, interface: str | None = None, family: str | None = None, group: str | None = None
+    ) -> list[EpisodeRecord]:
+        return [
+            r
+            for r in self.records
+            if (interface is None or r.interface == interface)
+            and (family is None or r.family == family)
+            and (group is None or r.group == group)
+        ]
+
+    def accuracy(self, interface: str, family: str | None = None, group: str | None = None) -> float:
+        """Mean score (MC exact match, numeric MRA) of ``interface``, optionally within a family or group."""
+        rows = self.select(interface, family, group)
+        if not rows:
+            raise ValueError(f"no episodes for interface={interface!r}, family={family!r}, group={group!r}")
+        return float(np.mean([r.score for r in rows]))
+
+    def table(self) -> dict[str, dict[str, float]]:
+        """``{interface: {family: accuracy, ..., "average": mean over families}}``."""
+        out = {}
+        for i in self.config.interfaces:
+            row = {f: self.accuracy(i, f) for f in self.config.families}
+            row["average"] = float(np.mean(list(row.values())))
+            out[i] = row
+        return out
+
+
+def _record(question: Question, episode: Episode, seconds: float) -> EpisodeRecord:
+    answer = "" if episode.answer is None else str(episode.answer)
+    value = (
+        0.0
+        if episode.answer is None
+        else score(question.kind, episode.answer, question.answer, question.choices)
+    )
+    return EpisodeRecord(
+        qid=question.qid,
+        family=question.family,
+        group=question.group,
+        interface=episode.interface,
+        answer=answer,
+        score=float(value),
+        forced=episode.forced,
+        steps=len(episode.steps),
+        failures=sum(s.failed for s in episode.steps),
+        cells=episode.cells,
+        seconds=seconds,
+    )
+
+
+ModelFactory = Callable[[str, SessionSpec], object]
+
+
+def _default_model(interface: str, spec: SessionSpec) -> object:
+    from neurips26.spatialclaw.reference_policy import reference_model
+
+    return reference_model(interface, spec)
+
+
+def _run(config: SuiteConfig, model_for: ModelFactory, show_progress: bool) -> SuiteResult:
+    start = time.perf_counter()
+    jobs = [(q, i) for q in config.questions() for i in config.interfaces]
+    local = threading.local()
+    executors: list[Executor] = []
+    lock = threading.Lock()
+
+    def executor() -> Executor:
+        ex = getattr(local, "executor", None)
+        if ex is None:
+            ex = JupyterKernelExecutor() if config.executor == "kernel" else InProcessExecutor()
+            local.executor = ex
+            with lock:
+                executors.append(ex)
+        return ex
+
+    def one(job: tuple[Question, str]) -> EpisodeRecord:
+        question, interface = job
+        spec = config.spec(question)
+        agent = AgentConfig(interface, max_steps=config.max_steps)
+        tic = time.perf_counter()
+        episode = run_episode(
+            question.text,
+            spec,
+            model_for(interface, spec),
+            None if interface == "no_tool" else executor(),
+            agent,
+            choices=question.choices,
+        )
+        return _record(question, episode, time.perf_counter() - tic)
+
+    try:
+        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            records = list(
+                progress(pool.map(one, jobs), total=len(jobs), desc="episodes", show=show_progress)
+            )
+    finally:
+        for ex in executors:
+            ex.close()
+    records.sort(key=lambda r: (r.qid, config.interfaces.index(r.interface)))
+    return SuiteResult(config, tuple(records), time.perf_counter() - start)
+
+
+def run_suite(
+    config: SuiteConfig | None = None,
+    *,
+    model_for: ModelFactory | None = None,
+    verbose: bool = True,
+) -> SuiteResult:
+    """Every question of ``config`` with every interface (module docstring). With the default offline
+    model the result is cached; a given ``model_for(interface, spec)`` (an LLM backend, say) is not."""
+    config = SuiteConfig.for_scale("default") if config is None else config
+    if not isinstance(config, SuiteConfig):
+        raise TypeError(f"config must be a SuiteConfig; got {type(config).__name__}")
+    if model_for is not None:
+        if not callable(model_for):
+            raise TypeError(f"model_for must be callable (interface, spec) -> chat model; got {model_for!r}")
+        return _run(config, model_for, verbose)
+    key = dataclasses.replace(config, workers=1)  # the results do not depend on the parallelism
+    return cached(
+        "spatialclaw-suite",
+        key,
+        lambda: _run(config, _default_model, verbose),
+        package="neurips26.spatialclaw",
+        verbose=verbose,
+    )
+
+
+def noise_sweep(
+    base: SuiteConfig, p_miss: Sequence[float] = (0.0, 0.1, 0.2, 0.4), *, verbose: bool = True
+) -> dict[float, SuiteResult]:
+    """Claim C3: the suite at each segmentation miss rate ``p_miss`` (other noise as in ``base``)."""
+    out = {}
+    for p in p_miss:
+        noise = dict(base.noise or {}) | {"p_miss": float(p)}
+        out[float(p)] = run_suite(dataclasses.replace(base, noise=noise), verbose=verbose)
+    return out
+
+
+def step_sweep(
+    base: SuiteConfig, steps: Sequence[int] = (1, 2, 4, 8, 16), *, verbose: bool = True
+) -> dict[int, SuiteResult]:
+    """Claim C5: the code interface at each step budget (``base.interfaces`` is replaced by ``code``)."""
+    return {
+        int(k): run_suite(dataclasses.replace(base, interfaces=("code",), max_steps=int(k)), verbose=verbose)
+        for k in steps
+    }
+
+
+def ablation_suite(base: SuiteConfig, *, verbose: bool = True) -> dict[str, SuiteResult]:
+    """Claim C4: the code interface with all tools, without the utility wrappers (Geometry, Mask, Time,
+    Draw; NumPy/SciPy stay), and without the perception tools (SAM3, Reconstruct)."""
+    code = dataclasses.replace(base, interfaces=("code",))
+    return {
+        "full": run_suite(code, verbose=verbose),
+        "no_utilities": run_suite(dataclasses.replace(code, utilities=False), verbose=verbose),
+        "no_perception": run_suite(dataclasses.replace(code, perception=False), verbose=verbose),
+    }
+
+
+def win_attributions(result: SuiteResult, *, win: float = 0.999) -> dict[str, Attribution]:
+    """Claim C6: for each question where ``code`` scores ≥ ``win`` and ``tool_call`` below it, the AST
+    attribution of the code trajectory (composition, control flow or neutral)."""
+    code = {r.qid: r for r in result.select("code")}
+    calls = {r.qid: r for r in result.select("tool_call")}
+    if not code or not calls:
+        raise ValueError("result must hold both the code and the tool_call interfaces")
+    return {
+        qid: attribute(r.cells)
+        for qid, r in sorted(code.items())
+        if r.score >= win and qid in calls and calls[qid].score < win
+    }
+
+
+def group_gap(result: SuiteResult, a: str = "code", b: str = "tool_call") -> dict[str, float]:
+    """Claim C2: accuracy of ``a`` minus ``b`` per question group (:data:`~.questions.GROUPS`)."""
+    groups = sorted({GROUPS[f] for f in result.config.families})
+    return {g: result.accuracy(a, group=g) - result.accuracy(b, group=g) for g in groups}

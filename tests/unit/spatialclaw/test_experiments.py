@@ -1,0 +1,69 @@
+"""The suite runner: one record per question and interface, scores, parallel and kernel runs agree."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from neurips26.llm.offline import Scripted
+from neurips26.spatialclaw.experiments import SuiteConfig, group_gap, run_suite, win_attributions
+from neurips26.spatialclaw.parser import format_response
+
+CONFIG = SuiteConfig(
+    scale="smoke", families=("distance", "counting"), per_family=2, executor="in_process", workers=1
+)
+
+
+def _model_for(interface, spec):
+    """Answers 2.0 through the kernel (code, single-pass, tool call) or in words (no tool)."""
+
+    def policy(messages):
+        if "You plan, you do not answer" in messages[-1].content:
+            return "plan\n### CHECKLIST\n[]"
+        if interface == "no_tool" or "\\boxed" in messages[0].content:
+            return "\\boxed{2.0}"
+        if interface == "tool_call":
+            return '{"tool": "ReturnAnswer", "args": {"x": "2.0"}}'
+        cell = "n = len(InputImages)\nReturnAnswer(2.0)" if interface == "code" else "ReturnAnswer(2.0)"
+        return format_response("p", "r", "g", cell)
+
+    return Scripted(policy)
+
+
+def test_one_record_per_question_and_interface_with_scores():
+    result = run_suite(CONFIG, model_for=_model_for, verbose=False)
+    questions = CONFIG.questions()
+    assert len(result.records) == len(questions) * len(CONFIG.interfaces)
+    assert [r.qid for r in result.records] == sorted(r.qid for r in result.records)
+    for r in result.records:
+        assert 0.0 <= r.score <= 1.0 and r.answer in ("2.0", "2") and not r.forced
+    table = result.table()
+    assert set(table) == set(CONFIG.interfaces)
+    assert table["code"]["average"] == pytest.approx(table["no_tool"]["average"])  # same answers
+    assert set(group_gap(result)) == {"chained", "perception"}
+    assert all(v == pytest.approx(0.0) for v in group_gap(result).values())
+    assert win_attributions(result) == {}  # code never wins where tool calls lose: same answers
+
+
+def test_parallel_and_kernel_runs_give_the_same_records():
+    serial = run_suite(CONFIG, model_for=_model_for, verbose=False)
+    parallel = run_suite(dataclasses.replace(CONFIG, workers=2), model_for=_model_for, verbose=False)
+    kernel = run_suite(
+        dataclasses.replace(CONFIG, executor="kernel", families=("distance",), per_family=1),
+        model_for=_model_for,
+        verbose=False,
+    )
+    assert serial.records == parallel.records
+    assert kernel.records == tuple(r for r in serial.records if r.qid == kernel.records[0].qid)
+
+
+def test_bad_config_names_the_field():
+    with pytest.raises(ValueError, match="families"):
+        SuiteConfig(families=("astrology",))
+    with pytest.raises(ValueError, match="executor"):
+        SuiteConfig(executor="docker")
+    with pytest.raises(ValueError, match="per_family"):
+        SuiteConfig(per_family=0)
+    with pytest.raises(TypeError, match="model_for"):
+        run_suite(CONFIG, model_for="gpt")
