@@ -10,7 +10,9 @@ one sample:
   the next user message. A valid ``ReturnAnswer`` ends the episode.
 * ``single_pass``: the same with ``max_steps = 1``, no planner and the single-turn workflow section.
 * ``tool_call``: each step is one JSON tool call, translated by :func:`~.react.translate` into one
-  assignment ``result_<k> = tools.X.m(...)`` and run in the same kernel.
+  assignment ``result_<k> = tools.X.m(...)`` and run in the same kernel, followed by a bare ``result_<k>``
+  so that the result's repr is echoed into the feedback (a tool-call agent sees what each tool returned;
+  it cannot compute on it).
 * ``no_tool``: one completion over the frames, answer in ``\\boxed{}``.
 
 Failures (a response without a code block, an untranslatable call, a rejected or failing cell) count
@@ -226,6 +228,8 @@ def run_episode(
         try:
             if config.interface == "tool_call":
                 code = translate(text, k, known_names=tuple(known))
+                if code.startswith(f"result_{k} = "):  # echo the result, as a tool-call interface shows it
+                    code += f"\nresult_{k}"
             else:
                 code = parse_response(text).code
         except (ResponseFormatError, ToolCallError) as err:
