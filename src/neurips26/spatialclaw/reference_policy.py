@@ -32,10 +32,11 @@ Per interface:
   travel). Reading printed numbers and comparing them in text is allowed (an LLM does that); doing vector
   arithmetic in its head is not, by design: relative direction, object perspective, camera motion, mover
   direction, size (needs extents) and counting (needs dedup across views) go to ``vlm.ask_with_thinking``
-  with the question itself (neutral: it holds no conclusion), its answer mapped onto an option. The
-  kernel's summary of a result shows scalars and strings only, so this policy learns that a mask is empty
-  or a frame does not show an object from the error of the call that uses it, and then retries (another
-  frame; ``vlm.locate`` → ``normalized_to_pixel`` → point prompt for an empty mask).
+  with the question itself (neutral: it holds no conclusion), its answer mapped onto an option. The loop
+  echoes each result's repr into the feedback (an LLM would read it); this policy does not parse those
+  reprs: it learns that a mask is empty or a frame does not show an object from the error of the call
+  that uses it, and then retries (another frame; ``vlm.locate`` → ``normalized_to_pixel`` → point prompt
+  for an empty mask).
 * ``no_tool`` and forced termination (the system prompt asks for ``\\boxed{}``): the eyes' answer mapped onto
   an option or a number; without eyes, or when the eyes cannot tell, a fixed prior: the first option, 2.0 m
   for a length, 2 for a count.
