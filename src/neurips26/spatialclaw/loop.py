@@ -39,6 +39,7 @@ from neurips26.spatialclaw.prompts import (
     user_message,
 )
 from neurips26.spatialclaw.react import ToolCallError, translate
+from neurips26.spatialclaw.scene_types import SpatialScene
 from neurips26.spatialclaw.session import SessionSpec, bootstrap_code
 from neurips26.validation import check_choice, check_float, check_int
 
@@ -132,24 +133,21 @@ def _complete(model: object, messages: list[Message], config: AgentConfig) -> st
     return reply.text
 
 
-def _session_info(spec: SessionSpec, frames: object) -> SessionInfo:
-    from neurips26.spatialclaw.scenes import make_scene
-
-    scene = make_scene(spec.scene_seed, spec.scene_kind, mover=spec.mover)
+def _session_info(scene: SpatialScene, key_frames: bool) -> SessionInfo:
     n = scene.num_frames
     return SessionInfo(
         num_frames=n,
         frame_indices=tuple(range(n)),
         fps=scene.fps,
         is_video=scene.kind == "video",
-        key_frames=tuple(range(n)) if frames is not None else (),
+        key_frames=tuple(range(n)) if key_frames else (),
     )
 
 
-def _key_frame_images(spec: SessionSpec) -> tuple[bytes, ...]:
-    from neurips26.spatialclaw.scenes import frames_for, make_scene
+def _key_frame_images(scene: SpatialScene) -> tuple[bytes, ...]:
+    from neurips26.spatialclaw.scenes import frames_for
 
-    frames = frames_for(make_scene(spec.scene_seed, spec.scene_kind, mover=spec.mover))
+    frames = frames_for(scene)
     return tuple(_png(frames.rgb[f]) for f in range(frames.num_frames))
 
 
@@ -199,14 +197,15 @@ def run_episode(
         raise TypeError(f"spec must be a SessionSpec; got {type(spec).__name__}")
     if not callable(getattr(model, "complete", None)):
         raise TypeError(f"model must have a complete(messages, ...) method; got {type(model).__name__}")
-    images = _key_frame_images(spec) if config.key_frames else ()
+    scene = spec.scene()
+    images = _key_frame_images(scene) if config.key_frames else ()
     if config.interface == "no_tool":
         answer, messages = _no_tool_answer(model, question, choices, images, config)
         return Episode("no_tool", question, answer, False, None, (), tuple(messages))
     if executor is None:
         raise ValueError(f"executor is required for the {config.interface!r} interface")
 
-    session = _session_info(spec, images or None)
+    session = _session_info(scene, config.key_frames)
     plan = None
     if config.plans:
         planner = [Message("user", planner_prompt(question, tool_docs=tool_docs, session=session))]

@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
+from neurips26.spatialclaw.scene_types import KINDS, SpatialScene
 from neurips26.validation import check_choice, check_seed
 
-#: The scene kinds (see :mod:`.scene_types`).
-_KINDS = ("video", "multiview")
 #: Modules bound in every kernel (paper §3.1 "pre-imported").
 PRE_IMPORTED: tuple[tuple[str, str], ...] = (
     ("np", "numpy"),
@@ -47,13 +46,19 @@ class SessionSpec:
 
     def __post_init__(self) -> None:
         check_seed("scene_seed", self.scene_seed)
-        check_choice("scene_kind", self.scene_kind, _KINDS)
+        check_choice("scene_kind", self.scene_kind, KINDS)
         check_seed("tool_seed", self.tool_seed)
         for name in ("mover", "utilities", "perception"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool; got {type(getattr(self, name)).__name__}")
         if self.noise is not None and not isinstance(self.noise, dict):
             raise TypeError(f"noise must be a dict of PerceptionNoise fields or None; got {self.noise!r}")
+
+    def scene(self) -> SpatialScene:
+        """The sample's scene (memoised by :func:`~.scenes.make_scene`)."""
+        from neurips26.spatialclaw.scenes import make_scene
+
+        return make_scene(self.scene_seed, self.scene_kind, mover=self.mover)
 
     def to_json(self) -> str:
         """Canonical JSON (sorted keys): the bootstrap cell's only input."""
@@ -70,13 +75,13 @@ def build_namespace(spec: SessionSpec) -> dict[str, object]:
     import importlib
 
     from neurips26.spatialclaw import kernel_types
-    from neurips26.spatialclaw.scenes import frames_for, make_scene
+    from neurips26.spatialclaw.scenes import frames_for
     from neurips26.spatialclaw.tools import build_tools, build_vlm
     from neurips26.spatialclaw.tools.noise import PerceptionNoise
 
     if not isinstance(spec, SessionSpec):
         raise TypeError(f"spec must be a SessionSpec; got {type(spec).__name__}")
-    scene = make_scene(spec.scene_seed, spec.scene_kind, mover=spec.mover)
+    scene = spec.scene()
     frames = frames_for(scene)
     noise = PerceptionNoise.none() if spec.noise is None else PerceptionNoise(**spec.noise)
     images = kernel_types.InputImages(

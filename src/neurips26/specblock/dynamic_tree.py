@@ -40,12 +40,12 @@ from neurips26.validation import check_int
 DEFAULT_BUDGETS: tuple[int, int, int, int] = (2, 4, 10, 0)
 
 
-def check_budgets(budgets: object) -> tuple[int, int, int, int]:
-    """Four ints ≥ 0, one per rank class."""
+def check_budgets(budgets: object, name: str = "budgets") -> tuple[int, int, int, int]:
+    """Four ints ≥ 0, one per rank class (``ValueError`` naming ``name`` otherwise)."""
     if not isinstance(budgets, Sequence) or isinstance(budgets, str) or len(budgets) != 4:
-        raise ValueError(f"budgets must be four ints >= 0 (one per rank class); got {budgets!r}")
+        raise ValueError(f"{name} must be four ints >= 0 (one per rank class); got {budgets!r}")
     if any(isinstance(b, bool) or not isinstance(b, int) or b < 0 for b in budgets):
-        raise ValueError(f"budgets must be four ints >= 0 (one per rank class); got {budgets!r}")
+        raise ValueError(f"{name} must be four ints >= 0 (one per rank class); got {budgets!r}")
     return tuple(int(b) for b in budgets)
 
 

@@ -45,7 +45,7 @@ from neurips26.specblock.baselines.medusa import MedusaProposer
 from neurips26.specblock.cost_model import cost_model_speedup, drafter_cost, target_parameters
 from neurips26.specblock.data import DOMAINS, interleaved_prompts, prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
-from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
+from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer, check_budgets
 from neurips26.specblock.metrics import EPSILON, measure_latency, modelled_speedup, summarize
 from neurips26.specblock.prepare import (
     PrepareConfig,
@@ -149,12 +149,9 @@ class SuiteConfig:
         check_int("eagle_topk", self.eagle_topk, minimum=1)
         check_int("max_blocks", self.max_blocks, minimum=1)
         check_int("beam_width", self.beam_width, minimum=1)
-        if (
-            not isinstance(self.rank_budgets, tuple)
-            or len(self.rank_budgets) != 4
-            or any(isinstance(b, bool) or not isinstance(b, int) or b < 0 for b in self.rank_budgets)
-        ):
+        if not isinstance(self.rank_budgets, tuple):
             raise ValueError(f"rank_budgets must be a tuple of four ints >= 0; got {self.rank_budgets!r}")
+        check_budgets(self.rank_budgets, "rank_budgets")
         check_int("top_k", self.top_k, minimum=1)
         check_int("timing_prompts", self.timing_prompts, minimum=0, maximum=self.prompts)
         check_int("repeats", self.repeats, minimum=1)
