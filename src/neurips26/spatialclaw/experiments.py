@@ -44,7 +44,8 @@ class SuiteConfig:
     """One suite run: ``per_family`` questions of each of ``families`` (seed ``seed``), each answered with
     every interface of ``interfaces`` under the same settings — ``max_steps``, the perception ``noise``
     (keyword arguments of ``PerceptionNoise``; ``None``: no noise), the tool ablations ``utilities`` and
-    ``perception`` — on ``executor`` with ``workers`` in parallel."""
+    ``perception`` — on ``executor`` with ``workers`` kernels in parallel (the in-process twin runs one
+    episode at a time: its stdout and pyplot capture are process-wide)."""
 
     scale: str = "default"
     families: tuple[str, ...] = FAMILIES
@@ -218,7 +219,8 @@ def _run(config: SuiteConfig, model_for: ModelFactory, show_progress: bool) -> S
         return _record(question, episode, time.perf_counter() - tic)
 
     try:
-        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+        workers = config.workers if config.executor == "kernel" else 1
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             records = list(
                 progress(pool.map(one, jobs), total=len(jobs), desc="episodes", show=show_progress)
             )
@@ -244,7 +246,8 @@ def run_suite(
         if not callable(model_for):
             raise TypeError(f"model_for must be callable (interface, spec) -> chat model; got {model_for!r}")
         return _run(config, model_for, verbose)
-    key = dataclasses.replace(config, workers=1)  # the results do not depend on the parallelism
+    # the results depend neither on the parallelism nor on the executor (the twins' transcripts are equal)
+    key = dataclasses.replace(config, workers=1, executor="kernel")
     return cached(
         "spatialclaw-suite",
         key,

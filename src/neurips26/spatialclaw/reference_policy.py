@@ -19,10 +19,15 @@ Per interface:
   dropped instance) the next cell grounds it with ``vlm.locate`` on ≤ 8 frames at a time and segments by
   the located point. Then a cell merges the parts of a split object (parts within :data:`MERGE_M`),
   computes the answer with NumPy, cross-checks it on the two halves of the frames (``CHECK|...``) and prints
-  ``CANDIDATE|value``; the last step is ``ReturnAnswer`` of the value read from that line. Camera families
+  ``CANDIDATE|value``; the last step is ``ReturnAnswer`` of the value read from that line. The only utility
+  wrapper this path calls converts the grounding model's 0–1000 coordinates to pixels; when the kernel
+  reports the wrappers removed (the ablation), the next cell repeats the failed one with the conversion
+  written out. Camera families
   need no objects: step 1 computes from the reconstructed poses and cross-checks with a second
   reconstruction of the two frames alone. Counting clusters the footprints of every detection (one video
   call and one call per view) in 3-D, so split parts and an instance dropped by one call are handled.
+  The policy reads the step budget the system prompt announces: given one step, it writes the
+  single-pass program below (with more, it takes the path above however few steps remain).
 * ``single_pass``: the same default path as one program written before any feedback: segment by text, take
   object 0, no recovery, no merging, no cross-check, compute and ``ReturnAnswer``. When a name finds nothing
   the cell raises, and the loop force-terminates the episode (no-tool answer).
@@ -53,7 +58,7 @@ from dataclasses import dataclass
 
 from neurips26.llm.messages import Message
 from neurips26.llm.offline import Scripted
-from neurips26.spatialclaw.parser import format_response
+from neurips26.spatialclaw.parser import format_response, parse_response
 from neurips26.spatialclaw.prompts import INTERFACES
 from neurips26.spatialclaw.scene_types import CATEGORIES
 from neurips26.spatialclaw.scoring import parse_number
@@ -292,6 +297,12 @@ def report(name):
 seg = {}
 '''
 
+#: What the kernel says when a removed utility wrapper is used (the "no utility wrappers" ablation).
+_NO_WRAPPERS = "write it with NumPy/SciPy"
+#: The one wrapper call the code path makes, and the same conversion written out.
+_WRAPPED_PIXEL = "tools.Geometry.normalized_to_pixel(xy, W, H)"
+_NUMPY_PIXEL = "(xy[0] * W / 1000.0, xy[1] * H / 1000.0)"
+
 _RECOVER = """
 for name in {names!r}:
     found = None
@@ -496,9 +507,10 @@ class ReferencePolicy:
         if self.interface == "tool_call":
             frames = re.search(r"of (\d+) frames", system)
             return self._tool_call(parsed, feedback, int(frames.group(1)) if frames else 16)
-        if self.interface == "single_pass":
-            return self._single_pass(parsed)
-        return self._code(parsed, feedback, len(replies))
+        budget = re.search(r"Budget: (\d+) steps?\.", system)
+        if self.interface == "single_pass" or (budget is not None and int(budget.group(1)) == 1):
+            return self._single_pass(parsed)  # one step announced: everything goes into one program
+        return self._code(parsed, feedback, replies)
 
     # --- eyes and priors -----------------------------------------------------------------------------
 
@@ -658,9 +670,20 @@ class ReferencePolicy:
             return "ReturnAnswer(str(candidate))\n"
         return "ReturnAnswer(float(candidate))\n"
 
-    def _code(self, parsed: ParsedQuestion, feedback: list[str], step: int) -> str:
+    def _code(self, parsed: ParsedQuestion, feedback: list[str], replies: list[str]) -> str:
         """One cell per step; the stage follows from the markers printed so far (module docstring)."""
+        step = len(replies)
         seen = "\n".join(feedback)
+        if feedback and _NO_WRAPPERS in feedback[-1]:
+            previous = parse_response(replies[-1]).code
+            rewritten = previous.replace(_WRAPPED_PIXEL, _NUMPY_PIXEL)
+            if rewritten != previous:
+                return format_response(
+                    "redo the last cell without the wrapper",
+                    "the utility wrappers are not in this kernel; the conversion is one line of arithmetic",
+                    "the same cell with the 0-1000 to pixel conversion written out",
+                    rewritten,
+                )
         candidates = _lines(seen, "CANDIDATE")
         if candidates:
             value = candidates[-1][0].strip()
@@ -739,7 +762,8 @@ class ReferencePolicy:
             goal = "a mask and a 3-D centre for every named object"
         return format_response(
             "perceive",
-            f"a {parsed.family.replace('_', ' ')} question; I need metric 3-D evidence first",
+            f"{'an' if parsed.family[0] in 'aeiou' else 'a'} {parsed.family.replace('_', ' ')} question; "
+            "I need metric 3-D evidence first",
             goal,
             code,
         )
@@ -880,7 +904,9 @@ def _printed_float(feedback: str) -> float | None:
 
 
 def _printed_str(feedback: str) -> str:
-    m = re.search(r"result_\d+: str = (.+)", feedback)
+    """The string a tool call returned: the echoed repr on the line after ``Output:`` (whole; the variable
+    summary below it is cut to a few dozen characters), else that summary."""
+    m = re.search(r"^Output:\n(.+)$", feedback, re.M) or re.search(r"result_\d+: str = (.+)", feedback)
     return m.group(1).strip().strip("'\"") if m else ""
 
 

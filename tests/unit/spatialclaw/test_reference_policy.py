@@ -107,6 +107,31 @@ def test_a_synonym_is_recovered_by_code_and_forces_single_pass():
     assert single.forced and len(single.steps) == 1 and single.steps[0].failed
 
 
+@pytest.mark.parametrize("family", ["distance", "camera_motion"])
+def test_a_one_step_budget_gets_the_single_pass_program(family):
+    q = next(q for q in SUITE if q.family == family)
+    one = _run(q, "code", max_steps=1)
+    single = _run(q, "single_pass")
+    assert [s.code for s in one.steps] == [s.code for s in single.steps]
+    assert one.answer == single.answer and len(one.steps) == 1
+    two = _run(q, "code", max_steps=2)
+    assert "ReturnAnswer" not in two.steps[0].code  # with two steps it looks before it answers
+
+
+def test_without_utility_wrappers_code_redoes_the_recovery_in_numpy():
+    q = next(q for q in question_suite(("distance", "size_comparison"), per_family=6, seed=0) if _synonym(q))
+    spec = SessionSpec(q.scene_seed, q.scene_kind, q.scene_mover, utilities=False)
+    with InProcessExecutor() as ex:
+        episode = run_episode(
+            q.text, spec, reference_model("code", spec), ex, AgentConfig("code"), choices=q.choices
+        )
+    failed = [s for s in episode.steps if s.failed]
+    assert failed and "NumPy/SciPy" in failed[0].feedback
+    redo = episode.steps[episode.steps.index(failed[0]) + 1]
+    assert "W / 1000.0" in redo.code and not redo.failed and not episode.forced
+    assert score(q.kind, episode.answer, q.answer, q.choices) >= (1.0 if q.kind == "mc" else 0.8)
+
+
 def test_tool_call_measures_distance_with_geometry():
     q = next(q for q in SUITE if q.family == "distance")
     episode = _run(q, "tool_call")
@@ -121,6 +146,15 @@ def test_tool_call_asks_the_visual_reasoner_about_direction():
     episode = _run(q, "tool_call")
     assert episode.steps[0].code.startswith("result_1 = vlm.ask_with_thinking(")
     assert episode.steps[-1].code.startswith("ReturnAnswer(") and episode.answer in q.choices
+
+
+@pytest.mark.parametrize("family", ["relative_direction", "object_perspective"])
+def test_tool_call_takes_the_visual_reasoners_whole_reply(family):
+    # the reply's "Answer: ..." sits past the variable summary's cut: the policy reads the echoed output
+    for q in [q for q in SUITE if q.family == family]:
+        calls, eyes = _run(q, "tool_call"), _run(q, "no_tool")
+        assert "visual reasoner said" in calls.steps[-1].response
+        assert calls.answer == eyes.answer
 
 
 def test_no_tool_answers_from_the_eyes():
