@@ -23,6 +23,7 @@ code. At most ``max_answer_attempts`` ``ReturnAnswer`` calls are accepted (enfor
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass, field
 
@@ -40,7 +41,7 @@ from neurips26.spatialclaw.prompts import (
 )
 from neurips26.spatialclaw.react import ToolCallError, translate
 from neurips26.spatialclaw.scene_types import SpatialScene
-from neurips26.spatialclaw.session import SessionSpec, bootstrap_code
+from neurips26.spatialclaw.session import SessionSpec, bootstrap_code, tool_docs_for
 from neurips26.validation import check_choice, check_float, check_int
 
 #: Names bound in every kernel that a tool call may reference.
@@ -144,10 +145,12 @@ def _session_info(scene: SpatialScene, key_frames: bool) -> SessionInfo:
     )
 
 
-def _key_frame_images(scene: SpatialScene) -> tuple[bytes, ...]:
-    from neurips26.spatialclaw.scenes import frames_for
+@functools.lru_cache(maxsize=8)
+def _key_frame_images(scene_seed: int, kind: str, mover: bool) -> tuple[bytes, ...]:
+    """Every frame of the scene as PNG, cached: a suite asks for the same scene once per interface."""
+    from neurips26.spatialclaw.scenes import frames_for, make_scene
 
-    frames = frames_for(scene)
+    frames = frames_for(make_scene(scene_seed, kind, mover=mover))
     return tuple(_png(frames.rgb[f]) for f in range(frames.num_frames))
 
 
@@ -186,10 +189,12 @@ def run_episode(
     config: AgentConfig | None = None,
     *,
     choices: tuple[str, ...] = (),
-    tool_docs: str = "",
+    tool_docs: str | None = None,
 ) -> Episode:
     """Run one sample (module docstring). ``executor`` may be ``None`` only for the ``no_tool`` interface;
-    it is started (or reset) with the sample's bootstrap here."""
+    it is started (or reset) with the sample's bootstrap here. ``tool_docs`` (the prompts' tool
+    documentation) defaults to the docstrings of the tools the session binds
+    (:func:`~.session.tool_docs_for`)."""
     config = AgentConfig() if config is None else config
     if not isinstance(config, AgentConfig):
         raise TypeError(f"config must be an AgentConfig; got {type(config).__name__}")
@@ -198,7 +203,9 @@ def run_episode(
     if not callable(getattr(model, "complete", None)):
         raise TypeError(f"model must have a complete(messages, ...) method; got {type(model).__name__}")
     scene = spec.scene()
-    images = _key_frame_images(scene) if config.key_frames else ()
+    images = _key_frame_images(spec.scene_seed, spec.scene_kind, spec.mover) if config.key_frames else ()
+    if tool_docs is None:
+        tool_docs = tool_docs_for(spec)
     if config.interface == "no_tool":
         answer, messages = _no_tool_answer(model, question, choices, images, config)
         return Episode("no_tool", question, answer, False, None, (), tuple(messages))

@@ -261,15 +261,15 @@ def pooled(pf):
 def footprint(P):
     """Smallest horizontal rectangle around P (2-98 percentiles): centre (x, z), axes u, w, extents."""
     xz = P[:, [0, 2]]
-    best = None
-    for deg in range(0, 90, 5):
-        a = math.radians(deg)
-        u, w = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
-        lu, hu = np.percentile(xz @ u, [2, 98])
-        lw, hw = np.percentile(xz @ w, [2, 98])
-        if best is None or (hu - lu) * (hw - lw) < best[0]:
-            best = ((hu - lu) * (hw - lw), (lu + hu) / 2 * u + (lw + hw) / 2 * w, u, w, hu - lu, hw - lw)
-    return best[1:]
+    a = np.radians(np.arange(0, 90, 5))
+    U = np.stack([np.cos(a), np.sin(a)])  # (2, 18): the rectangle's first axis at each angle
+    W = np.stack([-np.sin(a), np.cos(a)])  # its second axis
+    lo, hi = np.percentile(np.concatenate([xz @ U, xz @ W], axis=1), [2, 98], axis=0)
+    ext_u, ext_w = (hi - lo)[: a.size], (hi - lo)[a.size :]
+    k = int(np.argmin(ext_u * ext_w))  # the first smallest, as a loop over the angles would keep
+    u, w = U[:, k], W[:, k]
+    mid_u, mid_w = (lo[k] + hi[k]) / 2, (lo[k + a.size] + hi[k + a.size]) / 2
+    return mid_u * u + mid_w * w, u, w, ext_u[k], ext_w[k]
 
 
 def centre(pf):

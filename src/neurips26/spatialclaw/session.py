@@ -10,6 +10,7 @@ two executors see identical state. Nothing here imports torch.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 
@@ -115,6 +116,25 @@ def build_namespace(spec: SessionSpec) -> dict[str, object]:
     )
     kernel_types.bind_session(namespace)  # ReturnAnswer, show and the session state behind them
     return namespace
+
+
+def tool_docs_for(spec: SessionSpec) -> str:
+    """The tool documentation the prompts show for ``spec``'s kernel: every bound tool (fewer under the
+    ablations) and ``vlm``, one line per method from the docstrings (:func:`~.prompts.tool_documentation`).
+    It depends only on which tools are bound, not on the scene."""
+    if not isinstance(spec, SessionSpec):
+        raise TypeError(f"spec must be a SessionSpec; got {type(spec).__name__}")
+    return _tool_docs(spec.utilities, spec.perception)
+
+
+@functools.lru_cache(maxsize=4)
+def _tool_docs(utilities: bool, perception: bool) -> str:
+    from neurips26.spatialclaw.prompts import tool_documentation
+
+    namespace = build_namespace(SessionSpec(0, utilities=utilities, perception=perception))
+    tools = namespace["tools"]
+    bound = {f"tools.{name}": getattr(tools, name) for name in tools.names}  # type: ignore[attr-defined]
+    return tool_documentation(bound | {"vlm": namespace["vlm"]})
 
 
 def bootstrap_code(spec: SessionSpec) -> str:

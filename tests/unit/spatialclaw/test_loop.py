@@ -15,7 +15,7 @@ from neurips26.spatialclaw.parser import format_response
 from neurips26.spatialclaw.questions import question_suite, scene_of
 from neurips26.spatialclaw.scenes import frames_for, visible_frames
 from neurips26.spatialclaw.scoring import score
-from neurips26.spatialclaw.session import SessionSpec, build_namespace
+from neurips26.spatialclaw.session import SessionSpec, build_namespace, tool_docs_for
 
 QUESTION = question_suite(("distance",), per_family=1, seed=0)[0]
 SPEC = SessionSpec(QUESTION.scene_seed, QUESTION.scene_kind, QUESTION.scene_mover, noise=None)
@@ -168,3 +168,16 @@ def test_failed_steps_are_condensed_in_the_history():
     users = [m.content for m in episode.messages if m.role == "user"]
     assert users[1] == "Step 1/10 failed at cell line 1: ZeroDivisionError: division by zero"
     assert users[2].startswith("Your response could not be executed")  # the latest stays whole
+
+
+def test_the_prompts_document_the_tools_the_session_binds():
+    with InProcessExecutor() as ex:
+        full = run_episode(QUESTION.text, SPEC, Scripted(_stubborn), ex, AgentConfig("code", max_steps=1))
+        bare = SessionSpec(SPEC.scene_seed, SPEC.scene_kind, utilities=False)
+        ablated = run_episode(QUESTION.text, bare, Scripted(_stubborn), ex, AgentConfig("code", max_steps=1))
+    system = full.messages[0].content
+    assert "tools.SAM3.segment_video_by_text(" in system and "vlm.locate(" in system
+    assert "tools.Geometry.euclidean_distance(" in system
+    assert "tools.Geometry.euclidean_distance(" not in ablated.messages[0].content
+    assert "tools.SAM3.segment_video_by_text(" in ablated.messages[0].content
+    assert tool_docs_for(SPEC) in system  # the same text the session helper gives
