@@ -359,6 +359,12 @@ def test_point_and_box_prompts_are_exact(scene_p):
     vetoed = sam.segment_image_by_points(img, [[6, 12], [21, 11], [7, 14]], point_labels=[1, 1, 0])
     assert np.array_equal(vetoed.get_mask(0), frames.ids[0] == BLUE_CHAIR)
     assert sam.segment_image_by_points(img, [[0, 0]]).get_mask(0).sum() == 0  # background
+    h, w = frames.ids.shape[1:]
+    edge = sam.segment_image_by_points(img, Geometry.normalized_to_pixel((1000, 1000), w, h))  # = (w, h)
+    last = sam.segment_image_by_points(img, [[w - 1, h - 1]])  # the far edge selects the last pixel
+    assert np.array_equal(edge.masks, last.masks)
+    with pytest.raises(ValueError, match="points must lie in the image"):
+        sam.segment_image_by_points(img, [[w + 0.5, 0]])
     by_box = sam.segment_image_by_box(img, (3, 9, 11, 19))  # encloses the red chair and some floor
     assert np.array_equal(by_box.get_mask(0), frames.ids[0] == RED_CHAIR)
     assert np.array_equal(

@@ -83,7 +83,9 @@ def _split(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _pixel_points(points: object, width: int, height: int) -> np.ndarray:
-    """``(P, 2)`` pixel ``(x, y)`` from one pair or a list of pairs, inside the image."""
+    """``(P, 2)`` pixel ``(x, y)`` from one pair or a list of pairs, inside the image. The far edges count
+    as inside (``normalized_to_pixel`` maps a grounding coordinate of 1000 to ``width`` or ``height``) and
+    select the last pixel column or row."""
     try:
         arr = np.asarray(points, dtype=float)
     except (TypeError, ValueError) as err:
@@ -94,13 +96,13 @@ def _pixel_points(points: object, width: int, height: int) -> np.ndarray:
         raise ValueError(f"points must be (x, y) pixel pairs, shape (P, 2); got shape {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError("points must be finite")
-    inside = (arr[:, 0] >= 0) & (arr[:, 0] < width) & (arr[:, 1] >= 0) & (arr[:, 1] < height)
+    inside = (arr[:, 0] >= 0) & (arr[:, 0] <= width) & (arr[:, 1] >= 0) & (arr[:, 1] <= height)
     if not inside.all():
         raise ValueError(
-            f"points must lie in the image, 0 <= x < {width} and 0 <= y < {height} (pixels, not 0-1000; "
+            f"points must lie in the image, 0 <= x <= {width} and 0 <= y <= {height} (pixels, not 0-1000; "
             f"convert with tools.Geometry.normalized_to_pixel); got {arr[~inside].tolist()}"
         )
-    return arr
+    return np.minimum(arr, [width - 1, height - 1])
 
 
 def _point_labels(point_labels: object, count: int) -> list[int]:
