@@ -329,6 +329,18 @@ def _mask_array(name: str, value: object, shape: tuple[int, ...]) -> np.ndarray:
     return arr.astype(bool)
 
 
+def _slider(prefix: str, pad: int, steps: list[dict]) -> dict:
+    """A plotly slider below the figure (``pad`` pixels down) over ``steps``, labelled ``prefix``."""
+    return {
+        "active": 0,
+        "currentvalue": {"prefix": prefix},
+        "pad": {"t": pad},
+        "y": 0,
+        "yanchor": "top",
+        "steps": steps,
+    }
+
+
 def mask_figure(
     rgb: np.ndarray,
     masks: Mapping[str, object] | np.ndarray,
@@ -390,37 +402,17 @@ def mask_figure(
     n_traces = 2 * len(labels) * n_frames
     frame_of = [(t // 2) % n_frames for t in range(n_traces)]
     setting_of = [t // (2 * n_frames) for t in range(n_traces)]
-    sliders = [
-        {
-            "active": 0,
-            "currentvalue": {"prefix": "frame "},
-            "pad": {"t": 30},
-            "y": 0,
-            "yanchor": "top",
-            "steps": [
-                {"label": str(fi), "method": "restyle", "args": [{"visible": [g == f for g in frame_of]}]}
-                for f, fi in enumerate(frames)
-            ],
-        }
+    frame_steps = [
+        {"label": str(fi), "method": "restyle", "args": [{"visible": [g == f for g in frame_of]}]}
+        for f, fi in enumerate(frames)
     ]
+    sliders = [_slider("frame ", 30, frame_steps)]
     if len(labels) > 1:
-        sliders.append(
-            {
-                "active": 0,
-                "currentvalue": {"prefix": "setting: "},
-                "pad": {"t": 100},
-                "y": 0,
-                "yanchor": "top",
-                "steps": [
-                    {
-                        "label": label,
-                        "method": "restyle",
-                        "args": [{"opacity": [1.0 if g == s else 0.0 for g in setting_of]}],
-                    }
-                    for s, label in enumerate(labels)
-                ],
-            }
-        )
+        setting_steps = [
+            {"label": label, "method": "restyle", "args": [{"opacity": [float(g == k) for g in setting_of]}]}
+            for k, label in enumerate(labels)
+        ]
+        sliders.append(_slider("setting: ", 100, setting_steps))
     fig.update_xaxes(visible=False, range=[-0.5, w - 0.5])
     fig.update_yaxes(visible=False, range=[h - 0.5, -0.5], scaleanchor="x")
     fig.update_layout(
