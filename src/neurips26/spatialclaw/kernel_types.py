@@ -268,11 +268,13 @@ def _to_uint8(array: np.ndarray) -> np.ndarray:
     return np.round((values - lo) * scale).astype(np.uint8)
 
 
-def _png_of_array(array: np.ndarray) -> bytes:
+def png_bytes(array: np.ndarray, *, optimize: bool = False) -> bytes:
+    """PNG of an image array ((H, W) or (H, W, 3); floats in [0, 1], 0–255 integers, or any range rescaled
+    to 0–255). ``optimize`` spends more time for a smaller file (pages that embed many frames)."""
     from PIL import Image
 
     buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(_to_uint8(array))).save(buf, format="PNG")
+    Image.fromarray(np.ascontiguousarray(_to_uint8(array))).save(buf, format="PNG", optimize=optimize)
     return buf.getvalue()
 
 
@@ -296,15 +298,15 @@ def encode_image(x: object) -> tuple[str, bytes]:
     """``(default label, PNG bytes)`` of one showable object: a :class:`FrameImage`, an array (H, W) or
     (H, W, 3|4), a PIL image or a matplotlib Figure."""
     if isinstance(x, FrameImage):
-        return f"frame {x.frame_index}", _png_of_array(x.array)
+        return f"frame {x.frame_index}", png_bytes(x.array)
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in "biuf":
             raise TypeError(f"show: an array must hold numbers; got dtype {x.dtype}")
         if not (x.ndim == 2 or (x.ndim == 3 and x.shape[2] in (3, 4))) or 0 in x.shape:
             raise ValueError(f"show: an array must have shape (H, W), (H, W, 3) or (H, W, 4); got {x.shape}")
-        return f"array {x.shape[1]}x{x.shape[0]}", _png_of_array(x)
+        return f"array {x.shape[1]}x{x.shape[0]}", png_bytes(x)
     if _is_pil(x):
-        return f"image {x.width}x{x.height}", _png_of_array(np.asarray(x.convert("RGB")))  # type: ignore[attr-defined]
+        return f"image {x.width}x{x.height}", png_bytes(np.asarray(x.convert("RGB")))  # type: ignore[attr-defined]
     if _is_figure(x):
         return "figure", _png_of_figure(x)
     raise TypeError(

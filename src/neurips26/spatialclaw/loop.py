@@ -24,12 +24,12 @@ code. At most ``max_answer_attempts`` ``ReturnAnswer`` calls are accepted (enfor
 from __future__ import annotations
 
 import functools
-import io
 from dataclasses import dataclass, field
 
 from neurips26.llm.messages import Message
 from neurips26.spatialclaw.executor import CellResult, Executor
 from neurips26.spatialclaw.feedback import condense_feedback, format_feedback
+from neurips26.spatialclaw.kernel_types import png_bytes
 from neurips26.spatialclaw.parser import ResponseFormatError, parse_boxed, parse_response
 from neurips26.spatialclaw.prompts import (
     INTERFACES,
@@ -121,14 +121,6 @@ class Episode:
         return tuple(s.code for s in self.steps if s.code is not None)
 
 
-def _png(array: object) -> bytes:
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(array).save(buf, format="PNG")  # type: ignore[arg-type]
-    return buf.getvalue()
-
-
 def _complete(model: object, messages: list[Message], config: AgentConfig) -> str:
     reply = model.complete(messages, temperature=config.temperature, max_tokens=config.max_tokens)  # type: ignore[attr-defined]
     return reply.text
@@ -151,7 +143,7 @@ def _key_frame_images(scene_seed: int, kind: str, mover: bool) -> tuple[bytes, .
     from neurips26.spatialclaw.scenes import frames_for, make_scene
 
     frames = frames_for(make_scene(scene_seed, kind, mover=mover))
-    return tuple(_png(frames.rgb[f]) for f in range(frames.num_frames))
+    return tuple(png_bytes(frames.rgb[f]) for f in range(frames.num_frames))
 
 
 def _no_tool_answer(
