@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import math
 import re
 import textwrap
@@ -32,6 +31,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from neurips26.plotting import OKABE_ITO
+from neurips26.spatialclaw.kernel_types import png_bytes
 from neurips26.spatialclaw.loop import Episode
 from neurips26.spatialclaw.scene_types import ORIENTED, Frames, SceneObject, SpatialScene
 from neurips26.validation import check_float, check_int
@@ -295,13 +295,9 @@ _MASK_COLOURS = [_rgb(c) for c in OKABE_ITO[:7]]
 def png_data_uri(image: np.ndarray) -> str:
     """A ``data:image/png;base64,...`` URI of an ``(H, W, 3)`` uint8 image (what a plotly ``Image`` trace's
     ``source`` takes: far smaller in the page than the pixel values)."""
-    from PIL import Image
-
     if not isinstance(image, np.ndarray) or image.ndim != 3 or image.shape[2] != 3 or image.dtype != np.uint8:
         raise ValueError(f"image must be an (H, W, 3) uint8 array; got {getattr(image, 'shape', image)!r}")
-    buf = io.BytesIO()
-    Image.fromarray(image).save(buf, format="PNG", optimize=True)
-    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+    return "data:image/png;base64," + base64.b64encode(png_bytes(image, optimize=True)).decode("ascii")
 
 
 def overlay_masks(rgb: np.ndarray, masks: np.ndarray, alpha: float = 0.55) -> np.ndarray:
@@ -441,14 +437,9 @@ def footprint_outline(obj: SceneObject, frame: int = 0) -> np.ndarray:
         t = np.linspace(0.0, 2.0 * math.pi, 33)
         r = obj.size[0] / 2.0
         return np.stack([c[0] + r * np.cos(t), np.zeros_like(t), c[2] + r * np.sin(t)], axis=1)
-    yaw = math.radians(obj.yaw_deg)
-    right = np.array([math.cos(yaw), 0.0, -math.sin(yaw)])  # local +X turned by the yaw about +Y
-    front = obj.front
-    hx, hz = obj.size[0] / 2.0, obj.size[2] / 2.0
-    corners = [
-        c + sx * hx * right + sz * hz * front for sx, sz in ((-1, -1), (1, -1), (1, 1), (-1, 1), (-1, -1))
-    ]
-    return np.array(corners)
+    xz = obj.footprint(frame)
+    xz = np.vstack([xz, xz[:1]])  # closed
+    return np.stack([xz[:, 0], np.zeros(len(xz)), xz[:, 1]], axis=1)
 
 
 def _frame_rgb(frames: object, n: int) -> np.ndarray | None:

@@ -95,19 +95,6 @@ def _object(scene: SpatialScene, ref: object, name: str) -> SceneObject:
     raise TypeError(f"{name} must be an object name, an instance id or a SceneObject; got {ref!r}")
 
 
-def footprint(obj: SceneObject, frame: int = 0) -> np.ndarray:
-    """The (4, 2) ``(x, z)`` corners of a box's footprint at ``frame`` (yaw applied), in order round it."""
-    w, _, d = obj.size
-    c = obj.center_at(frame)
-    yaw = math.radians(obj.yaw_deg)
-    cos, sin = math.cos(yaw), math.sin(yaw)
-    local = np.array([[-w / 2, -d / 2], [w / 2, -d / 2], [w / 2, d / 2], [-w / 2, d / 2]])
-    # rotation by yaw about +Y: local (x, z) -> (x cos + z sin, -x sin + z cos), as neurips26.world
-    x = local[:, 0] * cos + local[:, 1] * sin
-    z = -local[:, 0] * sin + local[:, 1] * cos
-    return np.stack([c[0] + x, c[2] + z], axis=1)
-
-
 def right_of(forward_xz: np.ndarray) -> np.ndarray:
     """The right-hand direction ``(x, z)`` of someone upright facing ``forward_xz``: ``forward x up``."""
     f = np.asarray(forward_xz, dtype=float)
@@ -184,7 +171,7 @@ def _draw_object(ax: Axes, obj: SceneObject, frame: int, label: bool, highlight:
     edge = {"edgecolor": "black", "lw": 2.2 if highlight else 0.8, "zorder": 3, "alpha": 0.9}
     c = obj.center_at(frame)
     if obj.shape == "box":
-        ax.add_patch(Polygon(footprint(obj, frame), closed=True, facecolor=colour, **edge))
+        ax.add_patch(Polygon(obj.footprint(frame), closed=True, facecolor=colour, **edge))
     else:
         ax.add_patch(Circle((c[0], c[2]), obj.size[0] / 2, facecolor=colour, **edge))
     if obj.track is not None:  # the mover: its whole path
@@ -391,4 +378,4 @@ def plot_masks(
     return ax
 
 
-__all__ = ["FRAME_COLOURS", "SIDE_COLOURS", "footprint", "plot_bev", "plot_frames", "plot_masks", "right_of"]
+__all__ = ["FRAME_COLOURS", "SIDE_COLOURS", "plot_bev", "plot_frames", "plot_masks", "right_of"]

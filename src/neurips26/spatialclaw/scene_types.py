@@ -83,6 +83,17 @@ class SceneObject:
         yaw = np.radians(self.yaw_deg)
         return np.array([np.sin(yaw), 0.0, np.cos(yaw)])
 
+    def footprint(self, frame: int = 0) -> np.ndarray:
+        """``(4, 2)`` world ``(x, z)`` corners of the object's width × depth rectangle on the floor at
+        ``frame``, in order round it: local ``±x`` along the yawed right axis, ``±z`` along :attr:`front`."""
+        c = self.center_at(frame)
+        yaw = np.radians(self.yaw_deg)
+        right = np.array([np.cos(yaw), -np.sin(yaw)])  # local +X turned by the yaw about +Y, as (x, z)
+        front = self.front[[0, 2]]
+        half_w, half_d = self.size[0] / 2, self.size[2] / 2
+        signs = ((-1, -1), (1, -1), (1, 1), (-1, 1))
+        return np.array([c[[0, 2]] + sx * half_w * right + sz * half_d * front for sx, sz in signs])
+
 
 @dataclass(frozen=True)
 class SpatialScene:

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from neurips26.spatialclaw.figures import footprint, plot_bev, plot_frames, plot_masks, right_of  # noqa: E402
+from neurips26.spatialclaw.figures import plot_bev, plot_frames, plot_masks, right_of  # noqa: E402
 from neurips26.spatialclaw.per_frame_mask import PerFrameMask  # noqa: E402
 from neurips26.spatialclaw.scene_types import SceneObject  # noqa: E402
 from neurips26.spatialclaw.scenes import make_scene  # noqa: E402
@@ -66,7 +66,7 @@ def test_plot_frames_rejects_wrong_number_of_axes():
 
 def test_footprint_and_right_of():
     obj = SceneObject(1, "sofa", "red", "box", (1.0, 0.4, -2.0), (2.0, 0.8, 1.0), yaw_deg=90.0)
-    corners = footprint(obj)
+    corners = obj.footprint()
     assert np.allclose(corners.min(axis=0), [0.5, -3.0]) and np.allclose(corners.max(axis=0), [1.5, -1.0])
     assert np.allclose(right_of(np.array([0.0, -1.0])), [1.0, 0.0])  # facing -Z, the right is +X
 
