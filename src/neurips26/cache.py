@@ -16,6 +16,7 @@ import inspect
 import json
 import os
 import pickle
+import threading
 import warnings
 from collections.abc import Callable
 from functools import cache
@@ -127,7 +128,7 @@ def _read(path: Path) -> tuple[bool, Any]:
 def _write(path: Path, value: Any) -> None:
     payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp = path.with_suffix(f".tmp{os.getpid()}-{threading.get_ident()}")  # one per writer, threads too
     tmp.write_bytes(_MAGIC + hashlib.sha256(payload).hexdigest().encode("ascii") + payload)
     tmp.replace(path)  # atomic: a reader never sees a half-written file
 

@@ -94,3 +94,31 @@ def test_bad_arguments_are_named():
         cache.cached("a", Cfg(1, 1.0), 3)
     with pytest.raises(TypeError, match="config"):
         cache.cache_key("a", object())
+
+
+def test_threads_computing_the_same_entry_do_not_collide(tmp_cache):
+    import threading
+    import time
+
+    barrier = threading.Barrier(4)
+
+    def compute():
+        barrier.wait()  # every thread computes before any writes: their writes race
+        time.sleep(0.01)
+        return list(range(1000))
+
+    errors = []
+
+    def one():
+        try:
+            assert cache.cached("race", Cfg(1, 0.0), compute, verbose=False) == list(range(1000))
+        except Exception as err:  # noqa: BLE001 - collected and asserted below
+            errors.append(err)
+
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [p.name for p in tmp_cache.iterdir()] == [next(tmp_cache.glob("race-*.pkl")).name]  # no leftovers
