@@ -311,7 +311,7 @@ for name in {names!r}:
         print(f"LOCATE|{{name}}|{{start}}|{{where}}")
         for pos, xy in enumerate(where):
             if found is None and not isinstance(xy, str):
-                found = (start + pos, tools.Geometry.normalized_to_pixel(xy, W, H))
+                found = (start + pos, {to_pixel})
         if found is not None:
             break
     if found is not None:
@@ -629,7 +629,7 @@ class ReferencePolicy:
             "    print(f'LOCATE|{start}|{where}')\n"
             "    for pos, xy in enumerate(where):\n"
             "        if not isinstance(xy, str):\n"
-            "            pix = tools.Geometry.normalized_to_pixel(xy, W, H)\n"
+            f"            pix = {_WRAPPED_PIXEL}\n"
             "            mask = tools.SAM3.segment_image_by_points(InputImages[start + pos], [list(pix)])\n"
             "            box = footprint_box(mask, 0)\n"
             "            if box:\n"
@@ -717,7 +717,7 @@ class ReferencePolicy:
                 "recover empty segmentations",
                 f"SAM3 found nothing for {empty}: a word outside its lexicon or a missed instance",
                 "locate each with the grounding model and segment by the located point",
-                _RECOVER.format(names=empty),
+                _RECOVER.format(names=empty, to_pixel=_WRAPPED_PIXEL),
             )
         parts: dict[str, list[int]] = {}
         centres: dict[str, dict[int, tuple[float, ...]]] = {}
