@@ -16,6 +16,7 @@ No verdicts here: the claims notebook reads these numbers.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -34,6 +35,7 @@ from neurips26.spatialclaw.prompts import INTERFACES
 from neurips26.spatialclaw.questions import FAMILIES, GROUPS, Question, question_suite
 from neurips26.spatialclaw.scoring import score
 from neurips26.spatialclaw.session import SessionSpec
+from neurips26.spatialclaw.tools.noise import PerceptionNoise
 from neurips26.validation import check_choice, check_int, check_seed
 
 EXECUTORS: tuple[str, ...] = ("kernel", "in_process")
@@ -122,7 +124,8 @@ class EpisodeRecord:
 
 @dataclass(frozen=True)
 class SuiteResult:
-    """Every :class:`EpisodeRecord` of a suite, sorted by question and interface."""
+    """Every :class:`EpisodeRecord` of a suite, sorted by question and interface; ``wall_seconds`` the time
+    the suite took to run (or to load from the cache)."""
 
     config: SuiteConfig
     records: tuple[EpisodeRecord, ...]
@@ -238,7 +241,8 @@ def run_suite(
     verbose: bool = True,
 ) -> SuiteResult:
     """Every question of ``config`` with every interface (module docstring). With the default offline
-    model the result is cached; a given ``model_for(interface, spec)`` (an LLM backend, say) is not."""
+    model each interface's part is cached (:func:`_cached_interface`); with a given
+    ``model_for(interface, spec)`` (an LLM backend, say) nothing is."""
     config = SuiteConfig.for_scale("default") if config is None else config
     if not isinstance(config, SuiteConfig):
         raise TypeError(f"config must be a SuiteConfig; got {type(config).__name__}")
@@ -246,15 +250,33 @@ def run_suite(
         if not callable(model_for):
             raise TypeError(f"model_for must be callable (interface, spec) -> chat model; got {model_for!r}")
         return _run(config, model_for, verbose)
-    # the results depend neither on the parallelism nor on the executor (the twins' transcripts are equal)
-    key = dataclasses.replace(config, workers=1, executor="kernel")
-    return cached(
-        "spatialclaw-suite",
-        key,
-        lambda: _run(config, _default_model, verbose),
-        package="neurips26.spatialclaw",
-        verbose=verbose,
+    start = time.perf_counter()
+    joint = functools.cache(lambda: _run(config, _default_model, verbose))  # run at most once, all together
+    parts = [_cached_interface(config, i, joint, verbose) for i in config.interfaces]
+    records = sorted(
+        (r for part in parts for r in part.records),
+        key=lambda r: (r.qid, config.interfaces.index(r.interface)),
     )
+    return SuiteResult(config, tuple(records), time.perf_counter() - start)
+
+
+def _cached_interface(
+    config: SuiteConfig, interface: str, joint: Callable[[], SuiteResult], verbose: bool
+) -> SuiteResult:
+    """The episodes of ``interface``, cached on their own, so that suites and sweeps that share an
+    interface and its settings share the run; a missing part is cut from ``joint()``, the run of every
+    interface of ``config`` together (one pool of kernels). The key leaves out what does not change the
+    transcripts: the parallelism, the executor (the twins' transcripts are equal) and how the noise is
+    spelled (``{}`` is the defaults)."""
+    noise = None if config.noise is None else dataclasses.asdict(PerceptionNoise(**config.noise))
+    key = dataclasses.replace(config, interfaces=(interface,), workers=1, executor="kernel", noise=noise)
+
+    def part() -> SuiteResult:  # wall_seconds: of the joint run it was cut from
+        whole = joint()
+        mine = tuple(r for r in whole.records if r.interface == interface)
+        return SuiteResult(dataclasses.replace(config, interfaces=(interface,)), mine, whole.wall_seconds)
+
+    return cached("spatialclaw-suite", key, part, package="neurips26.spatialclaw", verbose=verbose)
 
 
 def noise_sweep(

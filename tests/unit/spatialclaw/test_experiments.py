@@ -67,3 +67,21 @@ def test_bad_config_names_the_field():
         SuiteConfig(per_family=0)
     with pytest.raises(TypeError, match="model_for"):
         run_suite(CONFIG, model_for="gpt")
+
+
+def test_cached_suites_share_each_interfaces_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEURIPS26_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("NEURIPS26_PROGRESS", "0")
+    monkeypatch.delenv("NEURIPS26_NO_CACHE", raising=False)
+    small = dataclasses.replace(CONFIG, families=("distance",), per_family=1, interfaces=("code", "no_tool"))
+    both = run_suite(small, verbose=False)
+    assert [r.interface for r in both.records] == ["code", "no_tool"]
+    runs = sorted(p.name for p in tmp_path.glob("spatialclaw-suite-*.pkl"))
+    assert len(runs) == 2  # one entry per interface
+    # the code interface alone, the default noise spelled out: the same cached run, no new entry
+    alone = run_suite(
+        dataclasses.replace(small, interfaces=("code",), noise={"p_miss": 0.1}, executor="kernel", workers=2),
+        verbose=False,
+    )
+    assert alone.records == both.records[:1]
+    assert sorted(p.name for p in tmp_path.glob("spatialclaw-suite-*.pkl")) == runs
