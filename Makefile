@@ -1,6 +1,8 @@
 # NeurIPS 2026, Executable — build the book and run every test from a fresh clone.
 #   make book   set up .venv, execute every notebook at the default scale (cached), build _build/html
-#   make test   set up .venv, then ruff, unit tests, notebooks at smoke, smoke book build, page checks
+#   make test   set up .venv, then ruff, unit tests (and the committed-checkpoint ones again under a foreign
+#               CPU's kernels), notebooks at smoke, smoke book build, page checks
+#   make verify build the book, then fail on any default-scale verdict that differs from the committed one
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -23,11 +25,12 @@ export OPENBLAS_NUM_THREADS ?= 1
 # Idle OpenMP threads sleep instead of spinning: on a busy machine spinning made torch 30x slower.
 export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: help setup book test lint unit notebooks smoke-book pages twins lab lock clean
+.PHONY: help setup book verify test lint unit foreign-cpu notebooks smoke-book pages twins lab lock clean
 
 help:
 	@echo "make book   - build the book at the default scale into _build/html"
 	@echo "make test   - lint, unit tests, notebooks at smoke, smoke book build, rendered-page checks"
+	@echo "make verify - build the book, then fail on any verdict that differs from the committed one"
 	@echo "make lab    - open the chapters in JupyterLab (installs it into .venv on first use)"
 	@echo "make twins  - regenerate the .ipynb twins of the chapter notebooks (for Colab)"
 	@echo "make clean  - remove build outputs (keeps .venv)"
@@ -60,12 +63,24 @@ book: setup
 	@echo
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
+# The book always builds and marks a changed verdict; this is the check that fails on one (weekly workflow,
+# and before a chapter is called done).
+verify: book
+	$(PY) -m neurips26_book.verify _build/html/claims.json
+
 lint: setup
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
 unit: setup
 	$(BIN)/pytest -q -n $(JOBS) --dist loadfile tests/unit tests/test_repository.py
+
+# The tests of committed checkpoints and committed numbers once more with another CPU's kernels: torch's
+# element-wise kernels without AVX and MKL's compatible code path change the low bits of every result, as a
+# reader's laptop would. A chapter whose checks rely on bit-exact training fails here, not on a reader's.
+FOREIGN_CPU := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE
+foreign-cpu: setup
+	$(FOREIGN_CPU) $(BIN)/pytest -q -n $(JOBS) --dist loadfile -m committed -p no:cacheprovider tests/unit
 
 notebooks: setup
 	rm -rf _build/nbtest
@@ -82,7 +97,7 @@ pages: setup
 	NEURIPS26_HTML_DIR=$(SMOKE_OUT)/_build/html NEURIPS26_SCREENSHOTS_DIR=_build/screenshots \
 		$(BIN)/pytest -q -rs tests/pages
 
-test: lint unit notebooks smoke-book pages
+test: lint unit foreign-cpu notebooks smoke-book pages
 	@echo "make test: all checks passed"
 
 lab: setup

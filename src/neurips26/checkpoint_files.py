@@ -11,10 +11,15 @@ This module holds what does not depend on the chapter: the canonical hash of a c
 (:func:`config_hash`), float16 states and their hash (:func:`half_state`, :func:`weights_hash`), a
 fingerprint of named source files (:func:`source_fingerprint`), atomic writing and checked reading
 (:func:`save_checkpoint`, :func:`read_checkpoint`), the error classes, and the freshness check
-(:func:`check_fresh`: a checkpoint is *stale* when today's configuration hashes differently or the network's
-source files changed). Chapter 05 (:mod:`neurips26.ssd.checkpoints`) and chapter 10
-(:mod:`neurips26.specblock.prepare`) build on it; the hashes are those chapter 05 committed first, so its
-checkpoints stay fresh.
+and the freshness checks. A checkpoint is *fresh* when its configuration hash matches
+(:func:`check_config`), its state dict fits today's network exactly (:func:`check_layout`: keys, shapes,
+dtypes) and the loaded model reproduces the validation metrics recorded beside it on the recorded data
+(:func:`check_metrics`, relative :data:`METRIC_RTOL`). Freshness is judged by behaviour, never by the bytes
+of source files: a docstring edit in a shared network module leaves every checkpoint fresh, a changed
+forward does not. The sidecar still records a source fingerprint, shown when a behaviour check fails.
+
+Chapter 05 (:mod:`neurips26.ssd.checkpoints`) and chapter 10 (:mod:`neurips26.specblock.prepare`) build on
+it; the hashes are those chapter 05 committed first, so its checkpoints stay fresh.
 """
 
 from __future__ import annotations
@@ -219,11 +224,18 @@ def read_checkpoint(
     return state, meta
 
 
-def check_fresh(meta: Sidecar, expected_hash: str, files: Sequence[tuple[str, str]]) -> None:
-    """Raise :class:`StaleCheckpointError` unless ``meta`` matches today's format, configuration and code.
+METRIC_RTOL = 1e-3
+"""Relative tolerance within which a loaded checkpoint must reproduce its recorded validation metrics.
 
-    ``expected_hash``: :func:`config_hash` of what would train the checkpoint now; ``files``: the source
-    files whose :func:`source_fingerprint` the sidecar recorded.
+Another CPU's kernels move a float32 metric in its low bits (~1e-6 relative); a changed layer or forward
+moves it by far more. A chapter that needs another tolerance passes ``rtol`` and says why."""
+
+
+def check_config(meta: Sidecar, expected_hash: str) -> None:
+    """:class:`StaleCheckpointError` unless ``meta`` has today's file format and configuration hash.
+
+    ``expected_hash``: :func:`config_hash` of what would train the checkpoint now. This is the first of the
+    three freshness checks (then :func:`check_layout` and :func:`check_metrics`); none reads source bytes.
     """
     if meta.format != FORMAT:
         raise StaleCheckpointError(
@@ -234,12 +246,76 @@ def check_fresh(meta: Sidecar, expected_hash: str, files: Sequence[tuple[str, st
             f"checkpoint {meta.name!r} was trained with another configuration "
             f"(hash {meta.config_hash}, now {expected_hash})"
         )
-    now = source_fingerprint(files)
-    if meta.source != now:
+
+
+def check_layout(
+    name: str,
+    state: Mapping[str, torch.Tensor],
+    reference: Mapping[str, torch.Tensor],
+    *,
+    dropped: Sequence[str] = (),
+) -> None:
+    """:class:`StaleCheckpointError` unless ``state`` fits today's network exactly.
+
+    ``reference``: the state dict of the network today's code builds for the checkpoint's configuration;
+    ``dropped``: its entries a checkpoint leaves out (rebuilt at load time). ``state`` must hold exactly the
+    other keys, each with the reference's shape, floating-point tensors in float16 and the rest in the
+    reference's dtype. A changed layer width or a renamed layer fails here.
+    """
+    expected = set(reference) - set(dropped)
+    if set(state) != expected:
+        extra, missing = sorted(set(state) - expected), sorted(expected - set(state))
         raise StaleCheckpointError(
-            f"checkpoint {meta.name!r} was trained with other network code "
-            f"(source {meta.source}, now {now}: {', '.join(f for _, f in files)} changed)"
+            f"checkpoint {name!r} does not fit today's network: keys only in the checkpoint {extra}, "
+            f"only in the network {missing}"
         )
+    for key in sorted(expected):
+        have, want = state[key], reference[key]
+        if tuple(have.shape) != tuple(want.shape):
+            raise StaleCheckpointError(
+                f"checkpoint {name!r} does not fit today's network: {key} has shape {tuple(have.shape)}, "
+                f"the network {tuple(want.shape)}"
+            )
+        dtype = torch.float16 if want.is_floating_point() else want.dtype
+        if have.dtype != dtype:
+            raise StaleCheckpointError(
+                f"checkpoint {name!r} does not fit today's network: {key} is {have.dtype}, expected {dtype}"
+            )
+
+
+def check_metrics(
+    meta: Sidecar,
+    measured: Mapping[str, float],
+    *,
+    files: Sequence[tuple[str, str]] = (),
+    rtol: float = METRIC_RTOL,
+    atol: float = 0.0,
+) -> None:
+    """:class:`StaleCheckpointError` unless the loaded model reproduces the metrics recorded beside it.
+
+    ``measured``: metrics of the loaded checkpoint, re-measured now on the recorded validation data; each
+    must be in ``meta.metrics`` and agree within ``|now - then| <= rtol * |then| + atol``. This is the
+    behaviour check: a comment or a refactoring leaves it fresh, a changed forward makes it stale. The
+    error shows the source fingerprint of ``files`` recorded in the sidecar and today's, as information.
+    """
+    if not measured:
+        raise ValueError("measured must name at least one metric")
+    recorded = getattr(meta, "metrics", {}) or {}
+    for key, now in measured.items():
+        if key not in recorded:
+            raise StaleCheckpointError(f"checkpoint {meta.name!r} records no metric {key!r}")
+        then = float(recorded[key])
+        if not abs(float(now) - then) <= rtol * abs(then) + atol:
+            source = "not recorded"
+            if files:
+                today = source_fingerprint(files)
+                changed = "unchanged" if today == meta.source else "changed since"
+                names = ", ".join(f for _, f in files)
+                source = f"{meta.source} when trained, {today} today ({changed}: {names})"
+            raise StaleCheckpointError(
+                f"checkpoint {meta.name!r} no longer reproduces its recorded {key}: {float(now):.6g} now, "
+                f"{then:.6g} recorded (tolerance {rtol:g} relative); source fingerprint {source}"
+            )
 
 
 # --------------------------------------------------------------------------------------------
@@ -247,16 +323,55 @@ def check_fresh(meta: Sidecar, expected_hash: str, files: Sequence[tuple[str, st
 
 MAX_CHECKPOINT_BYTES = 1_000_000
 """Largest checkpoint (weights + sidecar) a chapter may ship as package data (the book guide's 1 MB)."""
-MAX_CHAPTER_BYTES = 5_000_000
-"""Largest total of one chapter's checkpoint directory (the book guide's 5 MB)."""
+MAX_LARGE_CHECKPOINT_BYTES = 2_000_000
+"""The cap of the one checkpoint per chapter allowed above :data:`MAX_CHECKPOINT_BYTES` (e.g. a target model
+that every other checkpoint of the chapter is bound to)."""
+MAX_CHAPTER_BYTES = 6_000_000
+"""Largest total of one chapter's checkpoint directory (the book guide's 6 MB)."""
 
 
-def write_within_budget(directory: Path | str, state: Mapping[str, torch.Tensor], meta: Sidecar) -> int:
-    """:func:`save_checkpoint`, then its size in bytes; ``RuntimeError`` over :data:`MAX_CHECKPOINT_BYTES`."""
+def checkpoint_sizes(directory: Path | str) -> dict[str, int]:
+    """Bytes of each checkpoint (``NAME.pt`` + ``NAME.json``) in ``directory``, by name."""
+    directory = Path(directory)
+    sizes: dict[str, int] = {}
+    for path in directory.glob("*"):
+        if path.suffix in (".pt", ".json"):
+            sizes[path.stem] = sizes.get(path.stem, 0) + path.stat().st_size
+    return sizes
+
+
+def check_budget(sizes: Mapping[str, int]) -> None:
+    """``RuntimeError`` unless checkpoint ``sizes`` (bytes by name) keep the caps of the book guide.
+
+    Every checkpoint ≤ :data:`MAX_CHECKPOINT_BYTES`, except at most one ≤ :data:`MAX_LARGE_CHECKPOINT_BYTES`;
+    all together ≤ :data:`MAX_CHAPTER_BYTES`.
+    """
+    large = sorted(name for name, size in sizes.items() if size > MAX_CHECKPOINT_BYTES)
+    if len(large) > 1:
+        raise RuntimeError(f"checkpoints {large} are over {MAX_CHECKPOINT_BYTES} bytes; only one may be")
+    for name in large:
+        if sizes[name] > MAX_LARGE_CHECKPOINT_BYTES:
+            raise RuntimeError(
+                f"checkpoint {name!r} takes {sizes[name]} bytes, over {MAX_LARGE_CHECKPOINT_BYTES}"
+            )
+    total = sum(sizes.values())
+    if total > MAX_CHAPTER_BYTES:
+        raise RuntimeError(f"the chapter's checkpoints take {total} bytes, over {MAX_CHAPTER_BYTES}")
+
+
+def write_within_budget(
+    directory: Path | str, state: Mapping[str, torch.Tensor], meta: Sidecar, *, large: bool = False
+) -> int:
+    """:func:`save_checkpoint`, then its size in bytes; ``RuntimeError`` over its cap.
+
+    The cap is :data:`MAX_CHECKPOINT_BYTES`, or :data:`MAX_LARGE_CHECKPOINT_BYTES` for the chapter's one
+    ``large`` checkpoint (:func:`check_directory_budget` checks that there is only one).
+    """
     path = save_checkpoint(directory, state, meta)
     size = path.stat().st_size + path.with_suffix(".json").stat().st_size
-    if size > MAX_CHECKPOINT_BYTES:
-        raise RuntimeError(f"checkpoint {meta.name!r} takes {size} bytes, over {MAX_CHECKPOINT_BYTES}")
+    cap = MAX_LARGE_CHECKPOINT_BYTES if large else MAX_CHECKPOINT_BYTES
+    if size > cap:
+        raise RuntimeError(f"checkpoint {meta.name!r} takes {size} bytes, over {cap}")
     metrics = getattr(meta, "metrics", {}) or {}
     shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, int | float))
     seconds = getattr(meta, "train_seconds", float("nan"))
@@ -265,11 +380,10 @@ def write_within_budget(directory: Path | str, state: Mapping[str, torch.Tensor]
 
 
 def check_directory_budget(directory: Path | str, written: int) -> int:
-    """Total bytes of the .pt/.json files of ``directory``; ``RuntimeError`` over the chapter budget."""
-    directory = Path(directory)
-    total = sum(p.stat().st_size for p in directory.glob("*") if p.suffix in (".pt", ".json"))
-    if total > MAX_CHAPTER_BYTES:
-        raise RuntimeError(f"checkpoints in {directory} take {total} bytes, over {MAX_CHAPTER_BYTES}")
+    """Total bytes of the checkpoints of ``directory``; ``RuntimeError`` when :func:`check_budget` fails."""
+    sizes = checkpoint_sizes(directory)
+    check_budget(sizes)
+    total = sum(sizes.values())
     print(f"[prepare] {written} checkpoint(s) in {directory} ({total / 1e6:.2f} MB in the directory)")
     return total
 
@@ -281,13 +395,14 @@ def prepare_main(
     description: str,
     models: Sequence[Any],
     prepare: Any,
+    extra: Sequence[str] = (),
 ) -> int:
     """The command line ``python -m neurips26.<pkg>.prepare --scale … [--only NAME]… [--out DIR] [--list]``.
 
-    ``models``: the chapter's model table (rows with a ``name``); ``prepare(scale, only=, out=)`` trains
-    and writes them.
+    ``models``: the chapter's model table (rows with a ``name``); ``extra``: further checkpoint names
+    (e.g. a target model outside the table); ``prepare(scale, only=, out=)`` trains and writes them.
     """
-    names = [m.name for m in models]
+    names = [*extra, *(m.name for m in models)]
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--scale", default="smoke", choices=("smoke", "default", "paper"))
     parser.add_argument("--only", action="append", choices=names, metavar="NAME", help="repeatable")
@@ -295,6 +410,8 @@ def prepare_main(
     parser.add_argument("--list", action="store_true", help="list the models and exit")
     args = parser.parse_args(argv)
     if args.list:
+        for name in extra:
+            print(name)
         for spec in models:
             print(spec)
         return 0

@@ -5,11 +5,20 @@ book's scoreboard page uses it with no argument (all chapters). The directive
 leaves a placeholder; after every notebook has been read (and executed or loaded
 from the cache) a post-transform replaces it with the table built from the claims
 that :mod:`neurips26_book.claims_mime` stored in the environment.
+
+The summary above the table counts the verdicts, the close calls (a deciding criterion
+within 5 % of its threshold) and the claims decided over several seeds, and names every
+default-scale verdict that differs from the committed one. When the build finishes, the
+extension writes every claim to ``claims.json`` in the output folder (read by
+:mod:`neurips26_book.verify`, ``make verify``) and lists the changed verdicts in the log:
+the book still builds, so a reader always gets it.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -19,6 +28,9 @@ from sphinx.util.docutils import SphinxDirective
 
 from neurips26.claims import VERDICTS, Claim, claims_html
 from neurips26_book.claims_mime import ENV_KEY
+
+CLAIMS_JSON = "claims.json"
+"""File in the HTML output folder holding every claim of the build (a list of :class:`Claim` dicts)."""
 
 _HAS_SCOREBOARD = "neurips26_has_scoreboard"
 
@@ -59,7 +71,27 @@ def _summary(claims: list[Claim]) -> str:
     counts = Counter(c.verdict for c in claims)
     parts = [f"{counts.get(v, 0)} {v}" for v in VERDICTS]
     scales = sorted({c.scale for c in claims})
-    return f"<p><b>{len(claims)} claims</b>: {', '.join(parts)} (scale: {', '.join(scales)}).</p>"
+    close = [c.id for c in claims if c.close_call]
+    seeded = sum(len(c.seeds) > 1 for c in claims)
+    text = (
+        f"<p><b>{len(claims)} claims</b>: {', '.join(parts)} (scale: {', '.join(scales)}). "
+        f"{len(close)} close call{'s' * (len(close) != 1)} (a deciding criterion within 5 % of its threshold)"
+        f"; {seeded} decided over several seeds, the others rest on one seed.</p>"
+    )
+    changed = [c for c in claims if c.changed]
+    if changed:
+        items = "".join(
+            f"<li><b>{c.chapter} / {c.id}</b>: measured <i>{c.verdict}</i>, committed "
+            f"<i>{c.expected or 'none'}</i></li>"
+            for c in changed
+        )
+        text += (
+            '<div class="admonition warning neurips26-changed-verdicts"><p class="admonition-title">'
+            f"{len(changed)} verdict{'s' * (len(changed) != 1)} differ from the committed ones</p>"
+            f"<ul>{items}</ul><p>This build measured them on this machine; <code>make verify</code> "
+            "fails on them.</p></div>"
+        )
+    return text
 
 
 class ScoreboardPostTransform(SphinxPostTransform):
@@ -82,9 +114,28 @@ def _update_scoreboards(app: Sphinx, env: Any) -> list[str]:
     return [doc for doc, data in NbMetadataCollector.get_doc_data(env).items() if data.get(_HAS_SCOREBOARD)]
 
 
+def _write_claims(app: Sphinx, exception: Exception | None) -> None:
+    """``build-finished``: write ``claims.json`` and list the verdicts that differ from the committed ones."""
+    from sphinx.util import logging
+
+    if exception is not None or app.builder.format != "html":
+        return
+    claims = collect_claims(app.env)
+    path = Path(app.outdir) / CLAIMS_JSON
+    path.write_text(json.dumps([c.to_dict() for c in claims], indent=1, ensure_ascii=False), encoding="utf-8")
+    logger = logging.getLogger(__name__)
+    changed = [c for c in claims if c.changed]
+    logger.info(f"[claims] {len(claims)} claims written to {path}")
+    for c in changed:  # info, not a warning: -W must not turn a measured verdict into a failed build
+        logger.info(f"[claims] CHANGED {c.chapter}/{c.id}: measured {c.verdict!r}, committed {c.expected!r}")
+    if changed:
+        logger.info(f"[claims] {len(changed)} verdict(s) differ from the committed ones (make verify fails)")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(ScoreboardNode)
     app.add_directive("claims-scoreboard", ClaimsScoreboard)
     app.add_post_transform(ScoreboardPostTransform)
     app.connect("env-updated", _update_scoreboards)
+    app.connect("build-finished", _write_claims)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -8,9 +8,11 @@
   seconds per iteration, and the measured single-forward
   latencies ``t_T(N)`` (a root + ``N`` nodes over a cached prefix) and ``t_D`` (one drafter forward) of
   the CPU-measured modelled speedup ``τ t_T / (t_T(1+εN) + n_fwd t_D)`` (:mod:`.metrics`), beside the
-  speedup of the declared GPU-like :mod:`.cost_model`, which decides the claims. Wall-clock times: medians
-  of ``repeats`` runs on the first ``timing_prompts`` prompts, for vanilla and the main methods at
-  ``N ∈ {60, 90}`` (the budgets of claim D2).
+  speedup of the declared GPU-like :mod:`.cost_model`, which decides the claims. Wall-clock times: vanilla
+  and the main methods at ``N ∈ {60, 90}`` (the budgets of claim D2) decode the first ``timing_prompts``
+  prompts side by side in ``repeats`` interleaved rounds after a discarded warm-up round
+  (:func:`neurips26.timing.time_interleaved`); seconds are medians over the rounds, and a measured speedup
+  is the median of the per-round ratios vanilla / method, with their 25–75 % range.
 - :func:`slot_accuracy` measures, on held-out distillation data, each SpecBlock variant's first-block
   top-1 accuracy per slot (claim D4: shift vs no shift) and the accuracy of slot ``k`` given slots
   ``< k`` correct (claim D7: valid-prefix vs not).
@@ -26,6 +28,7 @@ drafters' weights hashes). No verdicts here: the claims module reads these numbe
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from collections.abc import Callable
@@ -56,6 +59,7 @@ from neurips26.specblock.prepare import (
 )
 from neurips26.specblock.protocol import Proposer
 from neurips26.specblock.target import EOS_ID
+from neurips26.timing import Timing, time_interleaved
 from neurips26.train.device import torch_threads
 from neurips26.validation import check_choice, check_int, check_seed
 
@@ -104,8 +108,9 @@ class SuiteConfig:
     ``N`` (``ablation_budgets``: those the ablations run at; ``timed_budgets``: those timed);
     ``methods``: a subset of :data:`METHODS` (vanilla always runs, as the reference);
     ``eagle_depth``/``eagle_topk``; SpecBlock's ``max_blocks``, ``beam_width``, ``rank_budgets`` and the
-    fixed ``top_k`` of the no-rank-head ablation; timing: ``repeats`` runs of the first ``timing_prompts``
-    prompts (methods in ``timed``), ``latency_repeats`` calls per single-forward latency.
+    fixed ``top_k`` of the no-rank-head ablation; timing: the methods in ``timed`` at ``timed_budgets``
+    and vanilla decode the first ``timing_prompts`` prompts side by side in ``repeats`` interleaved rounds
+    (after one discarded warm-up round); ``latency_repeats`` calls per single-forward latency.
     """
 
     scale: str = "default"
@@ -190,8 +195,8 @@ class MethodResult:
     ``per_depth`` (share of iterations accepting ≥ d draft tokens, d = 1 …), ``drafter_forwards``,
     ``drafter_ms``, ``target_ms``, ``tree_nodes``: per iteration, pooled over prompts; ``t_d_ms``: median
     drafter seconds per forward (one drafter forward); ``seconds``: median wall time of the timed
-    prompts over the repeats (``nan`` when not timed). ``drafting_units``: drafting cost per iteration in
-    target forwards and ``modelled_speedup`` = τ / c_iter, both under the declared GPU-like
+    prompts over the interleaved rounds (``nan`` when not timed). ``drafting_units``: drafting cost per
+    iteration in target forwards and ``modelled_speedup`` = τ / c_iter, both under the declared GPU-like
     :mod:`~.cost_model`; ``cpu_modelled_speedup``: τ t_T / (t_T(1+εN) + n_fwd t_D) with this CPU's
     measured ``t_T`` and ``t_D``.
     """
@@ -219,7 +224,9 @@ class SuiteResult:
 
     ``t_t_ms[N]``: median ms of one target forward over a root + ``N`` nodes on a cached prompt
     (``N = 0``: one token, the ``t_T`` of the latency model); ``vanilla_seconds``: median wall time of
-    vanilla decoding on the timed prompts; ``wall_seconds``: the suite's own wall time.
+    vanilla decoding on the timed prompts; ``wall_seconds``: the suite's own wall time; ``timing``: the
+    interleaved measurement of vanilla and the timed methods (names ``'vanilla'``, ``'method@N'``; None
+    when no prompt is timed), behind :meth:`measured_speedup` and :meth:`measured_speedup_spread`.
     """
 
     config: SuiteConfig
@@ -227,6 +234,7 @@ class SuiteResult:
     t_t_ms: dict[int, float]
     vanilla_seconds: float
     wall_seconds: float = field(compare=False)
+    timing: Timing | None = None
 
     def row(self, method: str, budget: int) -> MethodResult:
         """The row of ``method`` at ``budget`` (vanilla: any budget)."""
@@ -235,9 +243,27 @@ class SuiteResult:
                 return r
         raise KeyError(f"no row for method {method!r} at budget {budget}")
 
+    def _timed_name(self, method: str, budget: int) -> str | None:
+        row = self.row(method, budget)
+        name = timing_name(row.method, row.budget)
+        return name if self.timing is not None and name in self.timing.seconds else None
+
     def measured_speedup(self, method: str, budget: int) -> float:
-        """Vanilla wall time / the method's, on the timed prompts (``nan`` when not timed)."""
-        return self.vanilla_seconds / self.row(method, budget).seconds
+        """Wall-clock speedup over vanilla on the timed prompts: the median over the interleaved rounds of
+        vanilla's seconds / the method's in the same round (``nan`` when not timed)."""
+        name = self._timed_name(method, budget)
+        return float("nan") if name is None else self.timing.ratio("vanilla", name)
+
+    def measured_speedup_spread(self, method: str, budget: int) -> tuple[float, float]:
+        """The 25 % and 75 % quantiles of the per-round speedups of :meth:`measured_speedup` (``nan``s when
+        not timed)."""
+        name = self._timed_name(method, budget)
+        return (float("nan"),) * 2 if name is None else self.timing.ratio_spread("vanilla", name)
+
+
+def timing_name(method: str, budget: int) -> str:
+    """The name of ``method`` at ``budget`` in :attr:`SuiteResult.timing`: ``'vanilla'`` or ``'method@N'``."""
+    return "vanilla" if method == "vanilla" else f"{method}@{budget}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -291,15 +317,8 @@ def _run(fn: Callable[[list[int]], GenerationResult], prompts_ids: list[list[int
     return [fn(ids) for ids in prompts_ids]
 
 
-def _timed(fn: Callable[[list[int]], GenerationResult], prompts_ids: list[list[int]], repeats: int) -> float:
-    if not prompts_ids:
-        return float("nan")
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        _run(fn, prompts_ids)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+#: Warm-up rounds of the interleaved wall-clock measurement, run and discarded.
+TIMING_WARMUP: int = 1
 
 
 @torch_threads(DECODE_THREADS)
@@ -317,7 +336,8 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
     reference = _run(vanilla, ids)
     ref_tokens = tuple(r.tokens for r in reference)
     t_t = {n: target_latency_ms(target, ids[0], n, config.latency_repeats) for n in (0, *config.budgets)}
-    vanilla_seconds = _timed(vanilla, timed_ids, config.repeats)
+    # timed side by side once every method has run: one callable per timed (method, budget), on timed_ids
+    to_time: dict[str, Callable[[], object]] = {"vanilla": lambda: _run(vanilla, timed_ids)}
     stats = summarize(reference)
     rows = [
         MethodResult(
@@ -332,7 +352,7 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
             target_ms=1e3 * stats.target_seconds,
             tree_nodes=0.0,
             t_d_ms=0.0,
-            seconds=vanilla_seconds,
+            seconds=float("nan"),
             drafting_units=0.0,
             modelled_speedup=1.0,
             cpu_modelled_speedup=1.0,
@@ -361,8 +381,8 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
             ]
             t_d = statistics.median(per_forward) if per_forward else 0.0
             units = drafter_cost(proposer).units(s.drafter_forwards, target_params, epsilon=EPSILON)
-            timed = method in config.timed and budget in config.timed_budgets
-            seconds = _timed(spec, timed_ids, config.repeats) if timed else float("nan")
+            if method in config.timed and budget in config.timed_budgets:
+                to_time[timing_name(method, budget)] = lambda spec=spec: _run(spec, timed_ids)
             rows.append(
                 MethodResult(
                     method=method,
@@ -376,7 +396,7 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
                     target_ms=1e3 * s.target_seconds,
                     tree_nodes=s.tree_nodes,
                     t_d_ms=1e3 * t_d,
-                    seconds=seconds,
+                    seconds=float("nan"),
                     drafting_units=units,
                     modelled_speedup=cost_model_speedup(s.tau, s.tree_nodes, units, epsilon=EPSILON),
                     cpu_modelled_speedup=modelled_speedup(
@@ -384,7 +404,20 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
                     ),
                 )
             )
-    return SuiteResult(config, tuple(rows), t_t, vanilla_seconds, time.perf_counter() - start)
+    timing = None
+    if timed_ids:
+        timing = time_interleaved(
+            to_time, rounds=config.repeats, warmup=TIMING_WARMUP, threads=DECODE_THREADS, reference="vanilla"
+        )
+        rows = [
+            dataclasses.replace(r, seconds=timing.median(name))
+            if (name := timing_name(r.method, r.budget)) in timing.seconds
+            else r
+            for r in rows
+        ]
+    vanilla_seconds = timing.median("vanilla") if timing is not None else float("nan")
+    wall = time.perf_counter() - start
+    return SuiteResult(config, tuple(rows), t_t, vanilla_seconds, wall, timing)
 
 
 def _weights_key(config: SuiteConfig) -> dict[str, str]:

@@ -3,7 +3,8 @@
 - acceptance length τ = (accepted draft tokens + iterations) / iterations: tokens per target forward;
 - per-depth acceptance: the share of iterations whose accepted path reached depth ≥ d, d = 1 … D;
 - drafting cost: drafter forwards and drafter seconds per iteration;
-- measured speedup = vanilla seconds / speculative seconds (same target, same prompts, batch 1);
+- measured speedup = vanilla seconds / speculative seconds (same target, same prompts, batch 1); the suite
+  times both side by side and takes the median of the per-round ratios (:mod:`neurips26.timing`);
 - modelled speedup with a GPU-like latency model, where verifying N tree nodes costs barely more than one
   token and each drafter forward costs t_D::
 

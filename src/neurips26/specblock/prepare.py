@@ -1,12 +1,13 @@
-"""The chapter's trained drafters: one table of models, their training, and their checkpoints (chapter 10).
+"""The chapter's trained models: the target, a table of drafters, their training and checkpoints (chapter 10).
 
-``python -m neurips26.specblock.prepare --scale default`` trains every drafter of :data:`MODELS` on the
-distillation data of the (cached) default target and writes float16 checkpoints into
-``src/neurips26/specblock/checkpoints/`` (package data); ``--scale smoke`` trains tiny versions in seconds
-into the user cache (CI runs it), ``--only NAME`` (repeatable) restricts the run. The experiments get a
-drafter through :func:`pretrained`: at default the committed checkpoint when it is there and fresh,
-otherwise the same training through :func:`neurips26.cache.cached` (with a printed note), so the notebooks
-run before the checkpoints exist, only slower.
+``python -m neurips26.specblock.prepare --scale default`` trains the target (:mod:`.target_checkpoint`) and
+every drafter of :data:`MODELS` on the distillation data of that target, and writes float16 checkpoints
+into ``src/neurips26/specblock/checkpoints/`` (package data); ``--scale smoke`` trains tiny versions in
+seconds into the user cache (CI runs it), ``--only NAME`` (repeatable) restricts the run. The experiments
+get the target through :func:`target_for` and a drafter through :func:`pretrained`: at default the
+committed checkpoints when they are there and fresh, otherwise the same training through
+:func:`neurips26.cache.cached` (with a printed note), so the notebooks run before the checkpoints exist,
+only slower.
 
 Choices [ours], all for the CPU budget (a SpecBlock drafter takes ~75 s per 150 steps on 2 cores):
 
@@ -21,11 +22,13 @@ Choices [ours], all for the CPU budget (a SpecBlock drafter takes ~75 s per 150 
 - checkpoints hold float16 weights WITHOUT the frozen token embedding (SpecBlock, EAGLE-3) and the frozen
   final norm (Medusa) copied from the target: they are rebuilt from the target at load time.
 
-A checkpoint is stale (:class:`~neurips26.checkpoint_files.StaleCheckpointError`) when today's table or
-sizes hash differently, when the drafter's source files changed, or when the live target differs from the
-one it was trained for. The target check compares the target's greedy answers and log-probabilities on a
-fixed probe, not its weights' bytes: the target trains live, and its weights' bytes depend on the thread
-count (1 vs 2 threads give different bits after 200 steps) while what it computes barely moves.
+A drafter checkpoint is fresh when today's table and sizes hash as recorded, it was trained for the target
+in use (:func:`~neurips26.specblock.target_checkpoint.target_identity`: the shipped target's weights hash),
+its state dict fits today's drafter exactly, and it reproduces the validation metrics recorded beside it
+on the recorded validation data (the shipped target's recorded responses) within relative
+:data:`~neurips26.checkpoint_files.METRIC_RTOL`. Otherwise it is stale
+(:class:`~neurips26.checkpoint_files.StaleCheckpointError`). No check reads source bytes: a comment in a
+shared module leaves every checkpoint fresh; a changed forward does not.
 """
 
 from __future__ import annotations
@@ -49,8 +52,10 @@ from neurips26.checkpoint_files import (
     CheckpointError,
     Sidecar,
     StaleCheckpointError,
+    check_config,
     check_directory_budget,
-    check_fresh,
+    check_layout,
+    check_metrics,
     config_hash,
     half_state,
     prepare_main,
@@ -66,7 +71,15 @@ from neurips26.specblock.baselines.medusa import MedusaHeads, train_medusa
 from neurips26.specblock.data import DOMAINS, DistillData, prompts, tokenizer
 from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
 from neurips26.specblock.protocol import fused_features
-from neurips26.specblock.target import TargetConfig, distill, train_target
+from neurips26.specblock.target import EOS_ID, TargetConfig, distill, teacher_outputs
+from neurips26.specblock.target_checkpoint import (
+    TARGET_NAME,
+    TargetMeta,
+    load_target,
+    make_checkpoint,
+    target_identity,
+    trained_target,
+)
 from neurips26.specblock.train_drafter import train_specblock
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
@@ -103,11 +116,6 @@ DROPPED: dict[str, tuple[str, ...]] = {
     "medusa": ("norm.weight",),
 }
 """Frozen entries copied from the target, left out of a checkpoint and rebuilt from the target at load."""
-
-PROBE_PROMPTS = ("def f(a,b):return g(a)+b;x=f(1,2);", "Q: what colour is the sky? A: blue. Q: what")
-"""Fixed prompts on which the live target must answer as the checkpoint's did (:func:`target_probe`)."""
-PROBE_TOLERANCE = 0.05
-"""Largest change of the target's top log-probability on the probe for which a checkpoint stays fresh."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,6 +157,8 @@ MODELS: tuple[ModelSpec, ...] = (
     ModelSpec("medusa", kind="medusa"),
 )
 MODEL_NAMES: tuple[str, ...] = tuple(spec.name for spec in MODELS)
+ALL_NAMES: tuple[str, ...] = (TARGET_NAME, *MODEL_NAMES)
+"""Every checkpoint of the chapter: the target, then the drafters of :data:`MODELS`."""
 
 
 def model_spec(name: str) -> ModelSpec:
@@ -244,23 +254,22 @@ def expected_hash(spec: ModelSpec, config: PrepareConfig) -> str:
 class DrafterMeta(Sidecar):
     """The sidecar of a drafter checkpoint (``NAME.json``).
 
-    name, kind; config_hash: :func:`expected_hash`; source: fingerprint of :data:`SOURCE_FILES` of the kind;
-    target_hash: weights hash of the target it was trained for (exact; informative) and target_probe: its
-    greedy ids and top log-probabilities on :data:`PROBE_PROMPTS` (the freshness check); model: the
-    drafter's config fields; spec: the training description; metrics: validation numbers measured with the
-    float16 weights on held-out distillation data (``val_loss`` and ``acc{k}``, re-measured by the tests);
-    curves: the logged training loss; weights_hash, version, torch, train_seconds, format.
+    name, kind; config_hash: :func:`expected_hash`; source: fingerprint of :data:`SOURCE_FILES` of the kind
+    (information, shown when the behaviour check fails); target_hash: the
+    :func:`~neurips26.specblock.target_checkpoint.target_identity` of the target it was trained for (checked);
+    model: the drafter's config fields; spec: the training description; metrics: validation numbers measured
+    with the float16 weights on the recorded held-out distillation data (``val_loss`` and ``acc{k}``, the
+    behaviour check); curves: the logged training loss; weights_hash, version, torch, train_seconds, format.
     """
 
     REQUIRED: ClassVar[tuple[str, ...]] = ("name", "kind", "config_hash", "source", "target_hash")
-    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("target_probe", "model", "spec", "metrics", "curves")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("model", "spec", "metrics", "curves")
 
     name: str
     kind: str
     config_hash: str
     source: str
     target_hash: str
-    target_probe: dict[str, list] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
@@ -272,35 +281,12 @@ class DrafterMeta(Sidecar):
     format: int = FORMAT
 
 
-@torch.no_grad()
-def target_probe(target: Decoder) -> dict[str, list]:
-    """The target's greedy ids and top log-probabilities at every position of :data:`PROBE_PROMPTS`."""
-    tok = tokenizer()
-    ids, logp = [], []
-    was_training = target.training
-    target.eval()
-    for text in PROBE_PROMPTS:
-        x = torch.tensor([tok.encode(text, bos=True)], device=next(target.parameters()).device)
-        top = target(x).logits[0].float().log_softmax(-1).max(-1)
-        ids.extend(int(v) for v in top.indices)
-        logp.extend(round(float(v), 4) for v in top.values)
-    target.train(was_training)
-    return {"ids": ids, "logp": logp}
-
-
 def check_target(meta: DrafterMeta, target: Decoder) -> None:
-    """:class:`StaleCheckpointError` unless ``target`` answers the probe as ``meta``'s target did."""
-    now = target_probe(target)
-    then = meta.target_probe
-    if now["ids"] != then.get("ids"):
+    """:class:`StaleCheckpointError` unless ``meta``'s drafter was trained for ``target``'s weights."""
+    now = target_identity(target)
+    if meta.target_hash != now:
         raise StaleCheckpointError(
-            f"checkpoint {meta.name!r} was trained for another target (greedy answers on the probe differ)"
-        )
-    gap = max(abs(a - b) for a, b in zip(now["logp"], then["logp"], strict=True))
-    if gap > PROBE_TOLERANCE:
-        raise StaleCheckpointError(
-            f"checkpoint {meta.name!r} was trained for another target "
-            f"(log-probabilities on the probe moved by {gap:.3g} > {PROBE_TOLERANCE})"
+            f"checkpoint {meta.name!r} was trained for another target (weights {meta.target_hash}, now {now})"
         )
 
 
@@ -328,17 +314,51 @@ def validation_prompts(config: PrepareConfig) -> list[str]:
 
 
 @lru_cache(maxsize=2)
+def _target_and_meta(config: PrepareConfig) -> tuple[Decoder, TargetMeta | None]:
+    """The target of ``config`` and, when it is the shipped checkpoint, its sidecar."""
+    if config.target == TargetConfig.for_scale("default"):
+        try:
+            return load_target(config.target, PACKAGE_DIR)
+        except CheckpointError as why:
+            print(f"[specblock] {why}: training the target instead, kept in the cache")
+    return trained_target(config.target), None
+
+
 def target_for(config: PrepareConfig) -> Decoder:
-    """The chapter's target for ``config`` (trained once, through the cache, saying so)."""
-    return train_target(config.target)
+    """The chapter's target for ``config``: the shipped checkpoint (default scale) when fresh, else trained
+    once through the cache and rounded to float16, saying so (kept in memory)."""
+    return _target_and_meta(config)[0]
+
+
+def pretrained_target(scale: str = "default") -> Decoder:
+    """The chapter's target at ``scale`` (:func:`target_for` of :meth:`PrepareConfig.for_scale`)."""
+    return target_for(PrepareConfig.for_scale(scale))
+
+
+def forget_targets() -> None:
+    """Drop the targets and distillation data kept in memory (after writing a target, between tests)."""
+    _target_and_meta.cache_clear()
+    distillation.cache_clear()
+
+
+def _prompt_ids(texts: Sequence[str]) -> list[list[int]]:
+    tok = tokenizer()
+    return [tok.encode(text, bos=True) for text in texts]
 
 
 @lru_cache(maxsize=4)
 def distillation(config: PrepareConfig, split: str = "train") -> DistillData:
-    """The target's greedy responses and outputs on the ``"train"`` or ``"val"`` prompts (kept in memory)."""
+    """The target's greedy responses and outputs on the ``"train"`` or ``"val"`` prompts (kept in memory).
+
+    The ``"val"`` split of the shipped target uses the responses recorded in its sidecar (teacher forcing),
+    so the drafters' validation metrics never hinge on a greedy tie that another CPU breaks differently.
+    """
     check_choice("split", split, ("train", "val"))
     texts = train_prompts(config) if split == "train" else validation_prompts(config)
-    return distill(target_for(config), texts, config.new_tokens, progress=False)
+    target, meta = _target_and_meta(config)
+    if split == "val" and meta is not None and len(meta.val_responses) == len(texts):
+        return teacher_outputs(target, _prompt_ids(texts), meta.responses())
+    return distill(target, texts, config.new_tokens, progress=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -422,7 +442,8 @@ def _specblock_config(spec: ModelSpec, config: PrepareConfig, target: Decoder) -
 def build_drafter(meta: DrafterMeta, state: dict[str, Tensor], target: Decoder) -> nn.Module:
     """The drafter of ``meta`` for ``target``: frozen parts rebuilt from ``target``, ``state`` loaded (fp32).
 
-    Every entry of the drafter's state dict must come from ``state`` except the :data:`DROPPED` ones.
+    Every entry of the drafter's state dict must come from ``state`` (float16, today's shapes) except the
+    :data:`DROPPED` ones (:class:`~neurips26.checkpoint_files.StaleCheckpointError` otherwise).
     """
     kind = check_choice("kind", meta.kind, KINDS)
     if kind == "specblock":
@@ -433,11 +454,7 @@ def build_drafter(meta: DrafterMeta, state: dict[str, Tensor], target: Decoder) 
     else:
         model = MedusaHeads(target)
     reference = model.state_dict()
-    expected = set(reference) - set(DROPPED[kind])
-    if set(state) != expected:
-        raise CheckpointError(
-            f"checkpoint {meta.name!r} holds {sorted(set(state) ^ expected)} unlike today's {kind} drafter"
-        )
+    check_layout(meta.name, state, reference, dropped=DROPPED[kind])
     full = {k: v.to(reference[k].dtype) for k, v in state.items()}
     full.update({k: reference[k] for k in DROPPED[kind]})
     model.load_state_dict(full, strict=True)
@@ -502,8 +519,7 @@ def train_model(
         kind=spec.kind,
         config_hash=expected_hash(spec, config),
         source=source_fingerprint(SOURCE_FILES[spec.kind]),
-        target_hash=weights_hash(target.state_dict()),
-        target_probe=target_probe(target),
+        target_hash=target_identity(target),
         model=model_fields,
         spec={
             "model": dataclasses.asdict(spec),
@@ -537,18 +553,22 @@ def load_checkpoint(
     """The drafter of checkpoint ``name`` (float32, eval mode) for ``scale``'s target, and its sidecar.
 
     Raises :class:`~neurips26.checkpoint_files.MissingCheckpointError` when it was never written and
-    :class:`~neurips26.checkpoint_files.StaleCheckpointError` when today's table, sizes, drafter code or
-    target would train something else (both are :class:`~neurips26.checkpoint_files.CheckpointError`).
+    :class:`~neurips26.checkpoint_files.StaleCheckpointError` when it is not fresh (module docstring): another
+    table, sizes or target, a state dict that does not fit today's drafter, or validation metrics it no
+    longer reproduces (both are :class:`~neurips26.checkpoint_files.CheckpointError`).
     """
     spec = model_spec(name)
     config = PrepareConfig.for_scale(scale)
     state, meta = read_checkpoint(
         checkpoint_dir(scale) if directory is None else directory, name, DrafterMeta
     )
-    check_fresh(meta, expected_hash(spec, config), SOURCE_FILES[spec.kind])
+    check_config(meta, expected_hash(spec, config))
     target = target_for(config) if target is None else target
     check_target(meta, target)
-    return build_drafter(meta, state, target), meta
+    model = build_drafter(meta, state, target)
+    measured = validation_metrics(meta.kind, model, distillation(config, "val"))
+    check_metrics(meta, measured, files=SOURCE_FILES[spec.kind], atol=1e-6)
+    return model, meta
 
 
 def _trained(spec: ModelSpec, config: PrepareConfig, verbose: bool) -> tuple[dict[str, Tensor], DrafterMeta]:
@@ -596,17 +616,29 @@ def prepare(
     only: Sequence[str] | None = None,
     out: Path | str | None = None,
     progress: bool = True,
-) -> list[DrafterMeta]:
-    """Train the drafters of :data:`MODELS` (or the names in ``only``) at ``scale``; write their checkpoints.
+) -> list[Sidecar]:
+    """Train the target and the drafters of :data:`MODELS` (or the names in ``only``) at ``scale``; write
+    their checkpoints.
 
-    ``out`` defaults to :func:`checkpoint_dir` (the package for "default"). Raises ``RuntimeError`` when a
-    checkpoint exceeds 1 MB or the directory 5 MB.
+    The target comes first: the drafters are then trained for it (at default, for the written package
+    checkpoint). ``out`` defaults to :func:`checkpoint_dir` (the package for "default"). Raises
+    ``RuntimeError`` when a checkpoint or the directory exceeds its cap
+    (:func:`~neurips26.checkpoint_files.check_budget`; the target is the one checkpoint allowed 2 MB).
     """
     config = PrepareConfig.for_scale(scale)
-    names = MODEL_NAMES if only is None else tuple(check_choice("only", n, MODEL_NAMES) for n in only)
+    names = ALL_NAMES if only is None else tuple(check_choice("only", n, ALL_NAMES) for n in only)
     directory = Path(checkpoint_dir(scale) if out is None else out)
-    written: list[DrafterMeta] = []
+    written: list[Sidecar] = []
+    if TARGET_NAME in names:
+        state, target_meta = make_checkpoint(
+            config.target, _prompt_ids(validation_prompts(config)), config.new_tokens, EOS_ID
+        )
+        write_within_budget(directory, state, target_meta, large=True)
+        written.append(target_meta)
+        forget_targets()  # the drafters below bind to the target just written
     for name in names:
+        if name == TARGET_NAME:
+            continue
         state, meta = train_model(model_spec(name), config, progress=progress)
         write_within_budget(directory, state, meta)
         written.append(meta)
@@ -619,8 +651,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     return prepare_main(
         argv,
         prog="python -m neurips26.specblock.prepare",
-        description="Train and write the drafters of chapter 10.",
+        description="Train and write the target and the drafters of chapter 10.",
         models=MODELS,
+        extra=(TARGET_NAME,),
         prepare=prepare,
     )
 

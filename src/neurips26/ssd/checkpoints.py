@@ -13,10 +13,13 @@ float16 halves the files (a 106k-parameter U-Net is ~213 KB) and changes the den
 ``1e-3`` relative; the validation loss in the sidecar is measured on the float16 weights, so a loaded
 checkpoint reproduces it up to floating-point reordering (the test of the committed checkpoints).
 
-A checkpoint is *stale* when the configuration that would train it now hashes differently from the one in
-its sidecar, or when the network's source (:data:`SOURCE_FILES`) changed: the weights may then no longer
-mean what the code expects. :func:`check_fresh` raises :class:`StaleCheckpointError` saying which.
-Which names exist, and how each is trained, is the table of :mod:`neurips26.ssd.prepare`.
+A checkpoint is *fresh* when the configuration that would train it now hashes as the one in its sidecar
+(:func:`check_config`), its state dict fits today's denoiser exactly (:func:`build_denoiser`: keys, shapes,
+dtypes), and the loaded denoiser reproduces the validation loss recorded beside it
+(:func:`neurips26.ssd.prepare.load_checkpoint`); otherwise :class:`StaleCheckpointError` says which. The
+network's source (:data:`SOURCE_FILES`) is fingerprinted in the sidecar as information only: a comment in
+``neurips26.nn`` leaves the checkpoints fresh, a changed forward does not. Which names exist, and how each
+is trained, is the table of :mod:`neurips26.ssd.prepare`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from neurips26.checkpoint_files import (
     MissingCheckpointError,
     Sidecar,
     StaleCheckpointError,
+    check_layout,
     config_hash,
     half_state,
     save_checkpoint,
@@ -50,7 +54,8 @@ __all__ = [
     "MissingCheckpointError",
     "StaleCheckpointError",
     "build_denoiser",
-    "check_fresh",
+    "check_config",
+    "check_metric",
     "config_hash",
     "half_state",
     "read_checkpoint",
@@ -67,7 +72,8 @@ SOURCE_FILES: tuple[tuple[str, str], ...] = (
     ("neurips26.nn", "conv.py"),
     ("neurips26.nn", "embeddings.py"),
 )
-"""The modules whose code decides what a stored state dict computes (the U-Net, its time embedding, EDM)."""
+"""The modules whose code decides what a stored state dict computes (the U-Net, its time embedding, EDM);
+fingerprinted in the sidecar and shown when a behaviour check fails."""
 
 
 @dataclass(frozen=True)
@@ -112,12 +118,14 @@ def source_fingerprint() -> str:
 
 
 def build_denoiser(meta: CheckpointMeta, state: dict[str, torch.Tensor]) -> EDMDenoiser:
-    """The denoiser of ``meta`` with ``state`` loaded strictly (float32 weights), in eval mode."""
+    """The denoiser of ``meta`` with ``state`` loaded strictly (float32 weights), in eval mode.
+
+    :class:`StaleCheckpointError` when ``state`` does not fit today's denoiser (keys, shapes, float16).
+    """
     model = EDMDenoiser(meta.denoiser_config(), seed=0)
     reference = model.state_dict()
-    model.load_state_dict(
-        {k: v.to(reference[k].dtype) if k in reference else v for k, v in state.items()}, strict=True
-    )
+    check_layout(meta.name, state, reference)
+    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
     return model.eval()
 
 
@@ -130,6 +138,12 @@ def read_checkpoint(directory: Path | str, name: str) -> tuple[dict[str, torch.T
     return _files.read_checkpoint(directory, name, CheckpointMeta)
 
 
-def check_fresh(meta: CheckpointMeta, expected_hash: str) -> None:
-    """Raise :class:`StaleCheckpointError` unless ``meta`` matches today's configuration and network code."""
-    _files.check_fresh(meta, expected_hash, SOURCE_FILES)
+def check_config(meta: CheckpointMeta, expected_hash: str) -> None:
+    """Raise :class:`StaleCheckpointError` unless ``meta`` has today's format and configuration hash."""
+    _files.check_config(meta, expected_hash)
+
+
+def check_metric(meta: CheckpointMeta, val_loss: float) -> None:
+    """Raise :class:`StaleCheckpointError` unless ``val_loss``, re-measured now, reproduces the recorded one
+    (relative :data:`~neurips26.checkpoint_files.METRIC_RTOL`); the error shows the source fingerprints."""
+    _files.check_metrics(meta, {"val_loss": val_loss}, files=SOURCE_FILES)

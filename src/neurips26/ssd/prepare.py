@@ -56,7 +56,8 @@ from neurips26.ssd.checkpoints import (
     CheckpointError,
     CheckpointMeta,
     build_denoiser,
-    check_fresh,
+    check_config,
+    check_metric,
     config_hash,
     half_state,
     read_checkpoint,
@@ -507,14 +508,19 @@ def load_checkpoint(
     """The denoiser of checkpoint ``name`` (float32, eval mode) and its sidecar.
 
     Raises :class:`~neurips26.ssd.checkpoints.MissingCheckpointError` when it was never written and
-    :class:`~neurips26.ssd.checkpoints.StaleCheckpointError` when today's table, sizes or network code
-    would train something else (both are :class:`~neurips26.ssd.checkpoints.CheckpointError`).
+    :class:`~neurips26.ssd.checkpoints.StaleCheckpointError` when it is not fresh: today's table or sizes
+    would train something else, its state dict does not fit today's denoiser, or it no longer reproduces
+    the validation loss recorded beside it on the recorded held-out images and noise (both are
+    :class:`~neurips26.ssd.checkpoints.CheckpointError`).
     """
     spec = model_spec(name)
     config = PrepareConfig.for_scale(scale)
     state, meta = read_checkpoint(checkpoint_dir(scale) if directory is None else directory, name)
-    check_fresh(meta, expected_hash(spec, config))
-    return build_denoiser(meta, state), meta
+    check_config(meta, expected_hash(spec, config))
+    model = build_denoiser(meta, state)
+    with model_threads(config):
+        check_metric(meta, validation_loss(model, validation_images(spec.data, config), config.seed + 3))
+    return model, meta
 
 
 def _trained_run(

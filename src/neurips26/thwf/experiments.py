@@ -8,7 +8,8 @@
 3. :func:`convergence` — ``log err`` vs iteration for ThWF and RGD above the boundary, with the
    linear rate ``ρ`` and ``R²`` fitted on the straight tail (:func:`fit_linear_rate`).
 4. :func:`noise_sweep` — final error vs bounded-noise level for ThWF and its log-log slope.
-5. :func:`convex_comparison` — success and wall time of convex lifting vs ThWF on tiny instances.
+5. :func:`convex_comparison` — success and wall time of convex lifting vs ThWF on tiny instances (timed
+   side by side in interleaved rounds, :func:`neurips26.timing.time_interleaved`).
 
 Every experiment takes a frozen config (``Config.for_scale(scale)``) and a seed, and returns a
 plain dataclass of NumPy arrays (easy to plot, cache or pickle). Instances for one ``M`` are drawn
@@ -33,8 +34,9 @@ from neurips26.thwf.baselines.rgd import rgd_batch
 from neurips26.thwf.baselines.spf import spf_batch
 from neurips26.thwf.init import sparse_spectral_init
 from neurips26.thwf.metrics import SUCCESS_TOLERANCE
-from neurips26.thwf.model import ProblemBatch, make_problem_batch
+from neurips26.thwf.model import Problem, ProblemBatch, make_problem_batch
 from neurips26.thwf.thwf import thwf, thwf_batch
+from neurips26.timing import Timing, time_interleaved
 from neurips26.validation import check_array, check_choice, check_float, check_int, check_seed
 
 METHODS: tuple[str, ...] = ("thwf", "rgd", "spf", "sparse_init_no_threshold", "dense_init_threshold")
@@ -603,7 +605,11 @@ def noise_sweep(config: NoiseSweepConfig, seed: int = 0) -> NoiseSweepResult:
 
 @dataclass(frozen=True)
 class ConvexComparisonConfig:
-    """Tiny instances (``K, N <= 24``; 10 by default) on which the cvxpy convex lifting is affordable."""
+    """Tiny instances (``K, N <= 24``; 10 by default) on which the cvxpy convex lifting is affordable.
+
+    ``rounds``: interleaved timing rounds per ``M``, each solving all ``trials`` instances with both methods
+    (one discarded warm-up round before the first ``M``).
+    """
 
     k: int = 10
     n: int = 10
@@ -612,6 +618,7 @@ class ConvexComparisonConfig:
     trials: int = 3
     solver: str = "SCS"
     max_iter: int = 300
+    rounds: int = 3
 
     def __post_init__(self) -> None:
         check_int("k", self.k, minimum=1, maximum=MAX_SIZE)
@@ -621,6 +628,7 @@ class ConvexComparisonConfig:
         check_int("trials", self.trials, minimum=1)
         check_choice("solver", self.solver, ("CLARABEL", "SCS"))
         check_int("max_iter", self.max_iter, minimum=1)
+        check_int("rounds", self.rounds, minimum=1)
 
     @classmethod
     def for_scale(cls, scale: str) -> ConvexComparisonConfig:
@@ -635,7 +643,13 @@ class ConvexComparisonConfig:
 
 @dataclass(frozen=True)
 class ConvexComparisonResult:
-    """``success[i, j]`` and mean ``seconds[i, j]`` per instance of ``methods[i]`` at ``m_values[j]``."""
+    """``success[i, j]`` and ``seconds[i, j]`` of ``methods[i]`` at ``m_values[j]``, and the time ratio.
+
+    ``seconds[i, j]``: seconds per instance, the median over the timing rounds; ``time_ratio[j]``: convex /
+    ThWF, the median over rounds of the ratio of the two methods' times in the same round;
+    ``time_ratio_spread[j]``: the 25 % and 75 % quantiles of those per-round ratios; ``timings[j]``: the
+    interleaved measurement at ``m_values[j]`` (:class:`neurips26.timing.Timing`).
+    """
 
     config: ConvexComparisonConfig
     methods: tuple[str, ...]
@@ -643,11 +657,32 @@ class ConvexComparisonResult:
     final_error: np.ndarray
     success: np.ndarray
     seconds: np.ndarray
+    time_ratio: np.ndarray
+    time_ratio_spread: np.ndarray
+    timings: tuple[Timing, ...]
+
+
+def _solve_each(
+    solve: Callable[[Problem], float], problems: list[Problem], out: np.ndarray
+) -> Callable[[], None]:
+    """A callable that solves every problem and writes each final error into ``out``."""
+
+    def run() -> None:
+        for t, problem in enumerate(problems):
+            out[t] = solve(problem)
+
+    return run
 
 
 @_blas_single_thread
 def convex_comparison(config: ConvexComparisonConfig, seed: int = 0) -> ConvexComparisonResult:
-    """Convex lifting (``μ = 1/sqrt(s_h s_x)``) vs ThWF on the same tiny instances, with wall times."""
+    """Convex lifting (``μ = 1/sqrt(s_h s_x)``) vs ThWF on the same tiny instances, with wall times.
+
+    Per ``M`` the two methods solve the same ``trials`` instances side by side in ``config.rounds``
+    interleaved rounds on one thread; the first ``M`` starts with a discarded warm-up round (cvxpy's first
+    solve pays for its setup), the others follow it warm. Both methods are deterministic: every round gives
+    the same errors.
+    """
     if not isinstance(config, ConvexComparisonConfig):
         raise TypeError(f"config must be a ConvexComparisonConfig; got {type(config).__name__}")
     seed = check_seed("seed", seed)
@@ -655,20 +690,34 @@ def convex_comparison(config: ConvexComparisonConfig, seed: int = 0) -> ConvexCo
     n_m = len(config.m_values)
     final = np.empty((2, n_m, config.trials))
     seconds = np.zeros((2, n_m))
+    ratio, spread, timings = np.zeros(n_m), np.zeros((n_m, 2)), []
     mu = 1.0 / config.s  # 1/sqrt(s_h s_x) with s_h = s_x = s
+
+    def solve_convex(problem: Problem) -> float:
+        return convex_lifting(problem, mu=mu, solver=config.solver).error
+
+    def solve_thwf(problem: Problem) -> float:
+        return thwf(problem, config.s, config.s, max_iter=config.max_iter).errors[-1]
+
     for j, m in enumerate(config.m_values):
         batch = make_problem_batch(
             config.k, config.n, m, config.s, config.s, config.trials, seed=_sub_seed(seed, j)
         )
-        for t in range(config.trials):
-            problem = batch.problem(t)
-            convex = convex_lifting(problem, mu=mu, solver=config.solver)
-            final[0, j, t] = convex.error
-            seconds[0, j] += convex.seconds
-            start = time.perf_counter()
-            final[1, j, t] = thwf(problem, config.s, config.s, max_iter=config.max_iter).errors[-1]
-            seconds[1, j] += time.perf_counter() - start
+        problems = [batch.problem(t) for t in range(config.trials)]
+        timing = time_interleaved(
+            {
+                "convex": _solve_each(solve_convex, problems, final[0, j]),
+                "thwf": _solve_each(solve_thwf, problems, final[1, j]),
+            },
+            rounds=config.rounds,
+            warmup=1 if j == 0 else 0,
+            threads=1,
+            reference="thwf",
+        )
+        seconds[:, j] = [timing.median(name) / config.trials for name in methods]
+        ratio[j], spread[j] = timing.ratio("convex", "thwf"), timing.ratio_spread("convex", "thwf")
+        timings.append(timing)
     success = (np.nan_to_num(final, nan=np.inf) < SUCCESS_TOLERANCE).mean(axis=-1)
     return ConvexComparisonResult(
-        config, methods, np.array(config.m_values), final, success, seconds / config.trials
+        config, methods, np.array(config.m_values), final, success, seconds, ratio, spread, tuple(timings)
     )

@@ -14,7 +14,10 @@ from neurips26.checkpoint_files import (
     MissingCheckpointError,
     Sidecar,
     StaleCheckpointError,
-    check_fresh,
+    check_budget,
+    check_config,
+    check_layout,
+    check_metrics,
     config_hash,
     half_state,
     read_checkpoint,
@@ -137,12 +140,51 @@ def test_round_trip_and_damage_detection(tmp_path):
         read_checkpoint(tmp_path, "m", Meta)
 
 
-def test_check_fresh_names_what_changed():
+def test_check_config_names_what_changed_and_ignores_source_bytes():
     _, meta = _checkpoint()
-    check_fresh(meta, meta.config_hash, FILES)
+    check_config(meta, meta.config_hash)
+    check_config(dataclasses.replace(meta, source="0" * 16), meta.config_hash)  # information only
     with pytest.raises(StaleCheckpointError, match="configuration"):
-        check_fresh(meta, "x" * 16, FILES)
-    with pytest.raises(StaleCheckpointError, match="network code"):
-        check_fresh(meta, meta.config_hash, FILES[:1])
+        check_config(meta, "x" * 16)
     with pytest.raises(StaleCheckpointError, match="format"):
-        check_fresh(dataclasses.replace(meta, format=FORMAT + 1), meta.config_hash, FILES)
+        check_config(dataclasses.replace(meta, format=FORMAT + 1), meta.config_hash)
+
+
+def test_check_layout_wants_exactly_the_networks_keys_shapes_and_float16():
+    state, meta = _checkpoint()
+    reference = _model().state_dict()
+    check_layout("m", state, reference)
+    check_layout("m", {k: v for k, v in state.items() if k != "1.bias"}, reference, dropped=["1.bias"])
+    with pytest.raises(StaleCheckpointError, match=r"only in the network \['1.bias'\]"):
+        check_layout("m", {k: v for k, v in state.items() if k != "1.bias"}, reference)
+    wider = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Linear(5, 2)).state_dict()
+    with pytest.raises(StaleCheckpointError, match=r"0.bias has shape \(3,\), the network \(5,\)"):
+        check_layout("m", state, wider)
+    with pytest.raises(StaleCheckpointError, match="float16"):
+        check_layout("m", {**state, "0.bias": state["0.bias"].float()}, reference)
+
+
+def test_check_metrics_compares_within_a_relative_tolerance_and_shows_the_source():
+    _, meta = _checkpoint()
+    meta = dataclasses.replace(meta, metrics={"val": 2.0, "acc": 0.5})
+    check_metrics(meta, {"val": 2.0 * (1 + 9e-4)}, files=FILES)
+    check_metrics(meta, {"val": 2.0, "acc": 0.5})
+    with pytest.raises(StaleCheckpointError, match=r"recorded val: 2.01 now, 2 recorded.*unchanged"):
+        check_metrics(meta, {"val": 2.01}, files=FILES)
+    with pytest.raises(StaleCheckpointError, match="changed since"):
+        check_metrics(meta, {"val": 2.01}, files=FILES[:1])
+    check_metrics(meta, {"val": 2.01}, rtol=1e-2)
+    with pytest.raises(StaleCheckpointError, match="records no metric 'loss'"):
+        check_metrics(meta, {"loss": 1.0})
+    with pytest.raises(ValueError, match="measured"):
+        check_metrics(meta, {})
+
+
+def test_check_budget_allows_one_large_checkpoint_and_a_chapter_total():
+    check_budget({"a": 900_000, "b": 1_900_000, "c": 1_000})
+    with pytest.raises(RuntimeError, match="only one"):
+        check_budget({"a": 1_100_000, "b": 1_100_000})
+    with pytest.raises(RuntimeError, match="over 2000000"):
+        check_budget({"a": 2_100_000})
+    with pytest.raises(RuntimeError, match="over 6000000"):
+        check_budget({f"m{i}": 990_000 for i in range(7)})

@@ -6,11 +6,15 @@ import pytest
 from neurips26 import claims as claims_mod
 from neurips26.claims import (
     MIME_TYPE,
+    STRICT_ENV,
     ClaimExpectationMissing,
     ClaimSet,
     ClaimVerdictChanged,
+    claims_html,
+    claims_text,
     verdict_from_checks,
 )
+from neurips26.criteria import at_least, at_most, decide, decide_over_seeds
 
 
 @pytest.fixture
@@ -49,16 +53,56 @@ def test_default_scale_matching_verdict_passes(expected):
     _record(cs, id="gap", verdict="not reproduced")  # an honest "not reproduced" is stable
 
 
-def test_default_scale_changed_verdict_fails(expected):
+def test_default_scale_changed_verdict_is_marked_and_fails_only_when_strict(expected, monkeypatch):
     cs = ClaimSet(chapter="01-thwf", package="thwf", scale="default")
+    claim = _record(cs, verdict="partly")  # a reader's build goes on ...
+    assert claim.changed and claim.expected == "reproduced" and claim.package == "thwf"
+    assert "changed: committed reproduced" in claims_html([claim]) and "CHANGED" in claims_text([claim])
+    assert not _record(cs, id="gap", verdict="not reproduced").changed
+    monkeypatch.setenv(STRICT_ENV, "1")  # ... make verify does not
     with pytest.raises(ClaimVerdictChanged, match="slope"):
         _record(cs, verdict="partly")
 
 
-def test_default_scale_missing_expectation_fails(expected):
+def test_default_scale_missing_expectation_is_marked_and_fails_when_strict(expected, monkeypatch):
     cs = ClaimSet(chapter="01-thwf", package="thwf", scale="default")
+    assert _record(cs, id="new-claim").changed
+    monkeypatch.setenv(STRICT_ENV, "1")
     with pytest.raises(ClaimExpectationMissing, match="expected_claims.json"):
         _record(cs, id="new-claim")
+
+
+def test_a_decision_carries_criteria_margins_seeds_and_close_calls(expected):
+    cs = ClaimSet(chapter="01-thwf", package="thwf", scale="default")
+    claim = cs.record(
+        id="slope",
+        statement="boundary is linear in s",
+        paper="M ≳ s",
+        measured={"slope": 0.747},
+        decision=decide([at_least("slope ≥ 0.7", 0.747, 0.7), at_most("slope ≤ 1.4", 0.747, 1.4)]),
+    )
+    assert claim.verdict == "reproduced" and not claim.changed and not claim.close_call
+    assert claim.criteria[0]["margin"] == pytest.approx(0.047) and claim.seeds == []
+    table = claims_html([claim])
+    assert "0.747 ≥ 0.7 (margin +0.047, +6.7 %)" in table and "rests on one seed" in table
+    close = cs.record(
+        id="gap",
+        statement="gap",
+        paper="-",
+        measured={"x": 1},
+        decision=decide_over_seeds({0: [at_least("x ≥ 1", 0.98, 1.0)], 1: [at_least("x ≥ 1", 0.5, 1.0)]}),
+    )
+    assert close.verdict == "not reproduced" and close.close_call and close.seeds == [0, 1]
+    table = claims_html([close])
+    assert "close call" in table and "seed 1" in table and "decided over seeds 0, 1" in table
+    with pytest.raises(ValueError, match="exactly one"):
+        cs.record(id="x", statement="s", paper="p", measured={"a": 1}, verdict="partly", decision=close_dec())
+    with pytest.raises(TypeError, match="decision"):
+        cs.record(id="x", statement="s", paper="p", measured={"a": 1}, decision="reproduced")
+
+
+def close_dec():
+    return decide([at_least("a", 1.0, 1.0)])
 
 
 def test_smoke_records_without_comparing(expected):

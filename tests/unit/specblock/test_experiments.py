@@ -48,6 +48,16 @@ def test_every_method_is_lossless_with_sane_accounting(claims):
     assert set(suite.t_t_ms) == {0, 30} and all(v > 0 for v in suite.t_t_ms.values())
     assert np.isfinite(suite.measured_speedup("specblock", 30))
     assert np.isnan(suite.row("specblock-noshift", 30).seconds)  # ablations are not timed
+    assert np.isnan(suite.measured_speedup("specblock-noshift", 30))
+    # vanilla and the timed methods were timed side by side: seconds are medians, speedups paired ratios
+    timing = suite.timing
+    assert set(timing.names) == {"vanilla", "eagle3@30", "medusa@30", "specblock@30"}
+    assert timing.rounds == config.repeats and timing.warmup == 1 and timing.threads == 1
+    assert suite.vanilla_seconds == vanilla.seconds == timing.median("vanilla")
+    assert suite.row("medusa", 30).seconds == timing.median("medusa@30")
+    assert suite.measured_speedup("specblock", 30) == timing.ratio("vanilla", "specblock@30")
+    low, high = suite.measured_speedup_spread("specblock", 30)
+    assert low <= suite.measured_speedup("specblock", 30) <= high
     table = per_depth_acceptance(suite, 30)
     assert set(table) == set(METHODS) - {"vanilla"}
     with pytest.raises(ValueError, match="budget"):

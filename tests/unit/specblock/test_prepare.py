@@ -1,19 +1,25 @@
-"""Drafter checkpoints of chapter 10: the table, the smoke run of the prepare module, staleness, and the
-committed checkpoints (they must load into today's code and reproduce the metric recorded beside them)."""
+"""Target and drafter checkpoints of chapter 10: the table, the smoke run of the prepare module, staleness,
+and the committed checkpoints (fresh by behaviour: they load into today's code and reproduce the metrics
+recorded beside them; a comment leaves them fresh, a changed forward or width does not)."""
 
 import dataclasses
 
 import pytest
 import torch
 
+from neurips26 import checkpoint_files
 from neurips26.checkpoint_files import (
-    MAX_CHAPTER_BYTES,
     MAX_CHECKPOINT_BYTES,
     CheckpointError,
     StaleCheckpointError,
+    check_budget,
+    check_metrics,
+    checkpoint_sizes,
 )
+from neurips26.nn.transformer import MLP, DecoderBlock, DecoderConfig
 from neurips26.specblock import prepare as prep
 from neurips26.specblock.prepare import (
+    ALL_NAMES,
     MODEL_NAMES,
     PACKAGE_DIR,
     ModelSpec,
@@ -25,7 +31,9 @@ from neurips26.specblock.prepare import (
     pretrained,
     validation_metrics,
 )
-from neurips26.train.device import torch_threads
+from neurips26.specblock.swiglu import SwiGLU
+from neurips26.specblock.target import validation_loss
+from neurips26.specblock.target_checkpoint import TARGET_NAME, load_target, target_identity
 from tests.unit.specblock.tiny import isolated_cache
 
 
@@ -101,13 +109,14 @@ def smoke_run(tmp_path_factory):
 def test_smoke_prepare_writes_loadable_checkpoints_within_budget(smoke_run):
     out, _ = smoke_run
     config = PrepareConfig.for_scale("smoke")
-    assert sorted(p.stem for p in out.glob("*.pt")) == sorted(MODEL_NAMES)
-    total = 0
+    assert sorted(p.stem for p in out.glob("*.pt")) == sorted(ALL_NAMES)
+    check_budget(checkpoint_sizes(out))
     val = prep.distillation(config, "val")
+    target, target_meta = load_target(config.target, out)
+    assert target_identity(target) == target_meta.weights_hash
+    assert target_identity(target) == target_identity(prep.target_for(config))  # the same rounded target
     for name in MODEL_NAMES:
-        size = (out / f"{name}.pt").stat().st_size + (out / f"{name}.json").stat().st_size
-        assert size <= MAX_CHECKPOINT_BYTES
-        total += size
+        assert sum((out / f"{name}{ext}").stat().st_size for ext in (".pt", ".json")) <= MAX_CHECKPOINT_BYTES
         model, meta = load_checkpoint(name, "smoke", directory=out)
         state = torch.load(out / f"{name}.pt", weights_only=True)
         assert not set(prep.DROPPED[meta.kind]) & set(state)  # the target's frozen copies are not stored
@@ -115,7 +124,6 @@ def test_smoke_prepare_writes_loadable_checkpoints_within_budget(smoke_run):
         measured = validation_metrics(meta.kind, model, val)
         assert measured == pytest.approx(meta.metrics, rel=1e-5, abs=1e-6)
         assert 0.0 <= measured["acc0"] <= 1.0 and measured["val_loss"] > 0
-    assert total <= MAX_CHAPTER_BYTES
 
 
 def test_stale_config_or_target_is_detected_and_pretrained_retrains(smoke_run, capsys):
@@ -127,11 +135,15 @@ def test_stale_config_or_target_is_detected_and_pretrained_retrains(smoke_run, c
     with pytest.raises(StaleCheckpointError, match="configuration"):
         load_checkpoint("medusa", "smoke", directory=out)
     sidecar.write_text(text)
-    other = dataclasses.replace(
-        meta, target_probe={**meta.target_probe, "ids": [0] * len(meta.target_probe["ids"])}
+    with pytest.raises(StaleCheckpointError, match="another target"):
+        prep.check_target(
+            dataclasses.replace(meta, target_hash="0" * 16), prep.target_for(PrepareConfig.for_scale("smoke"))
+        )
+    recorded = dataclasses.replace(
+        meta, metrics={**meta.metrics, "val_loss": meta.metrics["val_loss"] * 1.01}
     )
-    with pytest.raises(StaleCheckpointError, match="target"):
-        prep.check_target(other, prep.target_for(PrepareConfig.for_scale("smoke")))
+    with pytest.raises(StaleCheckpointError, match="no longer reproduces its recorded val_loss"):
+        check_metrics(recorded, {"val_loss": meta.metrics["val_loss"]})
     with pytest.raises(CheckpointError):
         load_checkpoint("eagle3", "smoke", directory=out / "nowhere")
     heads, fresh = pretrained("medusa", "smoke")  # smoke: trained through the cache, same weights
@@ -141,6 +153,7 @@ def test_stale_config_or_target_is_detected_and_pretrained_retrains(smoke_run, c
 
 
 COMMITTED = sorted(p.stem for p in PACKAGE_DIR.glob("*.json")) if PACKAGE_DIR.is_dir() else []
+DEFAULT = PrepareConfig.for_scale("default")
 
 
 def test_committed_checkpoints_are_complete_and_within_budget():
@@ -148,26 +161,83 @@ def test_committed_checkpoints_are_complete_and_within_budget():
         pytest.skip(
             "no checkpoint is committed yet (run python -m neurips26.specblock.prepare --scale default)"
         )
-    assert COMMITTED == sorted(MODEL_NAMES), "commit every checkpoint of the table, and only those"
-    sizes = {p.name: p.stat().st_size for p in PACKAGE_DIR.iterdir() if p.suffix in (".pt", ".json")}
-    for name in COMMITTED:
-        assert sizes[f"{name}.pt"] + sizes[f"{name}.json"] <= MAX_CHECKPOINT_BYTES
-    assert sum(sizes.values()) <= MAX_CHAPTER_BYTES
+    assert COMMITTED == sorted(ALL_NAMES), "commit every checkpoint of the table, and only those"
+    sizes = checkpoint_sizes(PACKAGE_DIR)
+    check_budget(sizes)
+    assert [name for name, size in sizes.items() if size > MAX_CHECKPOINT_BYTES] == [TARGET_NAME]
 
 
-@pytest.mark.slow
-def test_committed_checkpoints_are_fresh_and_reach_their_recorded_metric():
-    """Needs the default target (cached; ~45 s to train cold). It trains on 2 threads, as prepare did: the
-    target's bits depend on the thread count, and the checkpoints are checked against its probe answers."""
-    if not COMMITTED:
-        pytest.skip(
-            "no checkpoint is committed yet (run python -m neurips26.specblock.prepare --scale default)"
-        )
-    config = PrepareConfig.for_scale("default")
-    with torch_threads(2):
-        prep.target_for(config)
-    val = prep.distillation(config, "val")
-    for name in COMMITTED:
-        model, meta = load_checkpoint(name)  # raises when stale: rerun the prepare module
-        measured = validation_metrics(meta.kind, model, val)
-        assert measured == pytest.approx(meta.metrics, rel=1e-4, abs=1e-6), name
+@pytest.fixture(scope="module")
+def shipped_target():
+    if TARGET_NAME not in COMMITTED:
+        pytest.skip("no target checkpoint is committed yet")
+    return load_target(DEFAULT.target, PACKAGE_DIR)
+
+
+@pytest.mark.committed
+def test_committed_target_is_fresh_and_the_chapter_trains_nothing_by_default(shipped_target, monkeypatch):
+    target, meta = shipped_target
+    assert validation_loss(target, DEFAULT.target) == pytest.approx(meta.metrics["val_loss"], rel=1e-3)
+    assert len(meta.val_responses) == DEFAULT.val_prompts
+    monkeypatch.setattr(prep, "trained_target", _no_training)
+    prep.forget_targets()
+    try:
+        assert target_identity(prep.target_for(DEFAULT)) == meta.weights_hash
+    finally:
+        prep.forget_targets()
+
+
+def _no_training(*args, **kwargs):
+    raise AssertionError("the default target must come from its checkpoint, not from training")
+
+
+@pytest.mark.committed
+@pytest.mark.parametrize("name", [n for n in COMMITTED if n != TARGET_NAME] or ["(none committed)"])
+def test_committed_drafter_is_fresh_and_reaches_its_recorded_metric(name, shipped_target):
+    model, meta = load_checkpoint(name, target=shipped_target[0])  # raises when stale: rerun prepare
+    assert meta.target_hash == shipped_target[1].weights_hash
+    measured = validation_metrics(meta.kind, model, prep.distillation(DEFAULT, "val"))
+    assert measured == pytest.approx(meta.metrics, rel=1e-3, abs=1e-6), name
+
+
+@pytest.mark.committed
+def test_a_comment_in_the_network_code_leaves_the_checkpoints_fresh(shipped_target, monkeypatch):
+    """Any edit of a source file changes its fingerprint; freshness must not look at it."""
+    monkeypatch.setattr(checkpoint_files, "source_fingerprint", lambda files: "c0ffee" * 2 + "0000")
+    monkeypatch.setattr(prep, "source_fingerprint", lambda files: "c0ffee" * 2 + "0000")
+    target, _ = load_target(DEFAULT.target, PACKAGE_DIR)
+    load_checkpoint("specblock", target=target)
+    load_checkpoint("eagle3", target=target)
+
+
+@pytest.mark.committed
+def test_a_changed_forward_or_width_makes_the_checkpoints_stale(shipped_target, monkeypatch):
+    target, _ = shipped_target
+    with monkeypatch.context() as patch:  # the MLP residual branch of every target block scaled by 0.9
+        forward = MLP.forward
+        patch.setattr(MLP, "forward", lambda self, u: 0.9 * forward(self, u))
+        with pytest.raises(StaleCheckpointError, match="no longer reproduces its recorded val_loss.*source"):
+            load_target(DEFAULT.target, PACKAGE_DIR)
+    with monkeypatch.context() as patch:  # every block's whole update scaled: a near symmetry (pre-norm)
+        block_forward = DecoderBlock.forward
+
+        def scaled(self, x, **kwargs):
+            out, weights = block_forward(self, x, **kwargs)
+            return x + 0.9 * (out - x), weights
+
+        patch.setattr(DecoderBlock, "forward", scaled)
+        load_target(DEFAULT.target, PACKAGE_DIR)  # the final LayerNorm undoes most of it: still fresh
+    with monkeypatch.context() as patch:  # a wider MLP in the target
+        patch.setattr(DecoderConfig, "mlp_width", property(lambda self: 4 * self.width))
+        with pytest.raises(StaleCheckpointError, match="does not fit today's network"):
+            load_target(DEFAULT.target, PACKAGE_DIR)
+    with monkeypatch.context() as patch:  # a drafter whose gated MLP output is scaled
+        swiglu_forward = SwiGLU.forward
+        patch.setattr(SwiGLU, "forward", lambda self, u: 0.9 * swiglu_forward(self, u))
+        with pytest.raises(StaleCheckpointError, match="no longer reproduces"):
+            load_checkpoint("specblock", target=target)
+    with monkeypatch.context() as patch:  # a drafter with another MLP width
+        init = SwiGLU.__init__
+        patch.setattr(SwiGLU, "__init__", lambda self, width, hidden: init(self, width, hidden + 8))
+        with pytest.raises(StaleCheckpointError, match="does not fit today's network"):
+            load_checkpoint("specblock", target=target)

@@ -57,10 +57,8 @@ def isolated_cache(cache: Path) -> Iterator[None]:
         mp.setenv("NEURIPS26_CACHE_DIR", str(cache))
         mp.setenv("NEURIPS26_PROGRESS", "0")
         mp.delenv("NEURIPS26_NO_CACHE", raising=False)
-        prepare.target_for.cache_clear()
-        prepare.distillation.cache_clear()
+        prepare.forget_targets()
         try:
             yield
         finally:
-            prepare.target_for.cache_clear()
-            prepare.distillation.cache_clear()
+            prepare.forget_targets()

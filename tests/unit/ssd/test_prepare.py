@@ -1,5 +1,6 @@
 """Checkpoints: the model table, the file format, staleness, the smoke run of the prepare module, and the
-committed checkpoints (they must load into today's code and reproduce the metric recorded beside them)."""
+committed checkpoints (fresh by behaviour: they load into today's code and reproduce the metric recorded
+beside them; a comment leaves them fresh, a changed forward or width does not)."""
 
 import dataclasses
 import json
@@ -7,7 +8,10 @@ import json
 import pytest
 import torch
 
+from neurips26 import checkpoint_files
 from neurips26.checkpoint_files import MAX_CHAPTER_BYTES, MAX_CHECKPOINT_BYTES
+from neurips26.nn import conv
+from neurips26.ssd import checkpoints as ssd_checkpoints
 from neurips26.ssd.checkpoints import (
     PACKAGE_DIR,
     CheckpointError,
@@ -15,7 +19,8 @@ from neurips26.ssd.checkpoints import (
     MissingCheckpointError,
     StaleCheckpointError,
     build_denoiser,
-    check_fresh,
+    check_config,
+    check_metric,
     config_hash,
     half_state,
     read_checkpoint,
@@ -177,11 +182,16 @@ def test_missing_edited_or_stale_checkpoints_are_detected(tmp_path):
     with pytest.raises(MissingCheckpointError):
         read_checkpoint(tmp_path, "digits-eta0")
     path = save_checkpoint(tmp_path, state, meta)
-    check_fresh(meta, meta.config_hash)  # fresh: no error
+    check_config(meta, meta.config_hash)  # fresh: no error
+    check_config(dataclasses.replace(meta, source="0" * 16), meta.config_hash)  # source bytes do not count
     with pytest.raises(StaleCheckpointError, match="configuration"):
-        check_fresh(meta, "x" * 16)
-    with pytest.raises(StaleCheckpointError, match="network code"):
-        check_fresh(dataclasses.replace(meta, source="0" * 16), meta.config_hash)
+        check_config(meta, "x" * 16)
+    check_metric(meta, 1.0 + 5e-4)  # within the relative 1e-3 of the recorded val_loss 1.0
+    with pytest.raises(StaleCheckpointError, match="no longer reproduces its recorded val_loss.*source"):
+        check_metric(meta, 1.01)
+    wider = dataclasses.replace(meta, denoiser={**meta.denoiser, "channels": [16, 48]})
+    with pytest.raises(StaleCheckpointError, match="does not fit today's network"):
+        build_denoiser(wider, state)
     sidecar = path.with_suffix(".json")
     data = json.loads(sidecar.read_text())
     sidecar.write_text(json.dumps({**data, "weights_hash": "0" * 16}))
@@ -287,6 +297,7 @@ def test_committed_checkpoints_are_complete_and_within_budget():
     assert sum(sizes.values()) <= MAX_CHAPTER_BYTES
 
 
+@pytest.mark.committed
 @pytest.mark.parametrize("name", COMMITTED or ["(none committed)"])
 def test_committed_checkpoint_is_fresh_and_reaches_its_recorded_metric(name):
     if not COMMITTED:
@@ -295,3 +306,34 @@ def test_committed_checkpoint_is_fresh_and_reaches_its_recorded_metric(name):
     config = PrepareConfig.for_scale("default")
     measured = validation_loss(model, validation_images(model_spec(name).data, config), config.seed + 3)
     assert measured == pytest.approx(meta.metrics["val_loss"], rel=1e-3)
+
+
+@pytest.mark.committed
+def test_a_comment_in_the_network_code_leaves_the_checkpoints_fresh(monkeypatch):
+    """Any edit of ``neurips26/nn/conv.py`` changes its fingerprint; freshness must not look at it."""
+    if not COMMITTED:
+        pytest.skip("no checkpoint is committed yet")
+    monkeypatch.setattr(checkpoint_files, "source_fingerprint", lambda files: "c0ffee" * 2 + "0000")
+    monkeypatch.setattr(ssd_checkpoints, "source_fingerprint", lambda: "c0ffee" * 2 + "0000")
+    load_checkpoint("digits-eta0")
+    load_checkpoint("twins-eta0.98")
+
+
+@pytest.mark.committed
+def test_a_changed_forward_or_width_makes_the_checkpoints_stale(monkeypatch):
+    if not COMMITTED:
+        pytest.skip("no checkpoint is committed yet")
+    with monkeypatch.context() as patch:  # every U-Net residual block's output scaled
+        forward = conv._ResBlock.forward
+        patch.setattr(conv._ResBlock, "forward", lambda self, h, e: 0.9 * forward(self, h, e))
+        with pytest.raises(StaleCheckpointError, match="no longer reproduces its recorded val_loss"):
+            load_checkpoint("digits-eta0")
+    with monkeypatch.context() as patch:  # wider U-Net levels for the same recorded configuration
+        config = CheckpointMeta.denoiser_config
+        patch.setattr(
+            CheckpointMeta,
+            "denoiser_config",
+            lambda self: dataclasses.replace(config(self), channels=(16, 48)),
+        )
+        with pytest.raises(StaleCheckpointError, match="does not fit today's network"):
+            load_checkpoint("digits-eta0")

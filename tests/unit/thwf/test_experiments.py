@@ -153,6 +153,17 @@ def test_convex_comparison_smoke_run():
     assert result.methods == ("convex", "thwf")
     assert result.success.shape == (2, len(config.m_values))
     assert np.all(result.seconds > 0)
+    # timed side by side: per M, seconds are medians over the rounds, the ratio a median of paired ratios
+    assert len(result.timings) == len(config.m_values) and result.time_ratio_spread.shape == (2, 2)
+    for j, timing in enumerate(result.timings):
+        assert timing.names == ("convex", "thwf") and timing.rounds == config.rounds
+        assert timing.warmup == (1 if j == 0 else 0)
+        assert result.seconds[0, j] == pytest.approx(timing.median("convex") / config.trials)
+        assert result.time_ratio[j] == timing.ratio("convex", "thwf")
+        low, high = result.time_ratio_spread[j]
+        assert 0 < low <= result.time_ratio[j] <= high
+    with pytest.raises(ValueError, match="rounds"):
+        dataclasses.replace(config, rounds=0)
 
 
 def test_experiments_reject_wrong_configs_and_seeds():

@@ -26,7 +26,12 @@ SOLVERS: tuple[str, ...] = ("CLARABEL", "SCS")
 
 @dataclass(frozen=True)
 class ConvexResult:
-    """Solution of the convex lifting: factors, the lifted matrix, solver status and wall time."""
+    """Solution of the convex lifting: factors, the lifted matrix, solver status and wall time.
+
+    ``seconds``: the solver's wall time in this one call, for information; a comparison with another
+    method times both side by side (:func:`neurips26.timing.time_interleaved`, as
+    :func:`~neurips26.thwf.experiments.convex_comparison` does).
+    """
 
     h: np.ndarray
     x: np.ndarray
