@@ -96,24 +96,6 @@ class Claim:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
-def verdict_from_checks(checks: Mapping[str, bool]) -> tuple[str, str]:
-    """Verdict from named pass/fail criteria: all pass → reproduced, some → partly, none → not reproduced.
-
-    Returns ``(verdict, detail)`` where ``detail`` lists each criterion with ✓/✗ so the
-    table shows exactly which part of the claim held.
-    """
-    if not isinstance(checks, Mapping) or not checks:
-        raise ValueError("checks must be a non-empty mapping of criterion name -> bool")
-    for name, ok in checks.items():
-        if not isinstance(name, str) or not isinstance(ok, bool | np.bool_):
-            raise TypeError(f"checks must map str -> bool; got {name!r}: {type(ok).__name__}")
-    checks = {name: bool(ok) for name, ok in checks.items()}
-    passed = sum(checks.values())
-    verdict = VERDICTS[0] if passed == len(checks) else VERDICTS[2] if passed == 0 else VERDICTS[1]
-    detail = "; ".join(f"{'✓' if ok else '✗'} {name}" for name, ok in checks.items())
-    return verdict, detail
-
-
 def load_expected(package: str) -> dict[str, str]:
     """The committed expected verdicts of chapter package ``neurips26.<package>`` (empty if none)."""
     if not isinstance(package, str) or not package.isidentifier():

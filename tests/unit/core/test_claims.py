@@ -12,7 +12,6 @@ from neurips26.claims import (
     ClaimVerdictChanged,
     claims_html,
     claims_text,
-    verdict_from_checks,
 )
 from neurips26.criteria import at_least, at_most, decide, decide_over_seeds
 
@@ -33,17 +32,6 @@ def _record(cs, id="slope", verdict="reproduced"):
         verdict=verdict,
         detail="slope in [0.7, 1.4]",
     )
-
-
-def test_verdict_from_checks():
-    assert verdict_from_checks({"a": True, "b": np.bool_(True)})[0] == "reproduced"
-    assert verdict_from_checks({"a": True, "b": False})[0] == "partly"
-    v, detail = verdict_from_checks({"a": False})
-    assert v == "not reproduced" and detail == "✗ a"
-    with pytest.raises(ValueError, match="checks"):
-        verdict_from_checks({})
-    with pytest.raises(TypeError, match="checks"):
-        verdict_from_checks({"a": 1})
 
 
 def test_default_scale_matching_verdict_passes(expected):
