@@ -11,7 +11,9 @@ value, its threshold and its direction, so a reader sees how far the verdict is 
     claims.record(id=..., statement=..., paper=..., measured=..., decision=decision)
 
 :func:`decide` gives ``reproduced`` when every criterion passes, ``not reproduced`` when none does, and
-``partly`` otherwise. :func:`decide_over_seeds` decides each seed so, then the claim: ``reproduced`` when
+``partly`` otherwise. Two measured values compared (``A > B``) become :func:`higher`, :func:`higher_or_equal`
+or :func:`lower`: the difference against 0, relative to the larger of ``|A|`` and ``|B|``.
+:func:`decide_over_seeds` decides each seed so, then the claim: ``reproduced`` when
 every seed is, ``not reproduced`` when every seed is, ``partly`` otherwise, keeping the per-seed outcome.
 
 A criterion is *deciding* when flipping its outcome alone (on one seed) would change the claim's verdict;
@@ -188,6 +190,36 @@ def holds(name: str, ok: bool) -> Criterion:
     if not isinstance(ok, bool | np.bool_):
         raise TypeError(f"ok must be a bool; got {type(ok).__name__}")
     return Criterion(name, 1.0 if ok else 0.0, 1.0, "==")
+
+
+def _comparison_scale(value: float, other: float, unit: float) -> float:
+    """The scale of a comparison of two measured values: the larger of ``|value|`` and ``|other|``, or the
+    natural ``unit`` (> 0) of the quantity when both are 0."""
+    if not unit > 0:
+        raise ValueError(f"unit must be > 0; got {unit!r}")
+    size = max(abs(value), abs(other))
+    return size if size > 0 else unit
+
+
+def higher(name: str, value: float, other: float, *, unit: float) -> Criterion:
+    """``value > other`` as ``value − other > 0``, relative to the larger of ``|value|`` and ``|other|``.
+
+    ``unit`` (> 0, a natural unit of the quantity) is the scale only when both are 0 (the margin is 0).
+    """
+    value, other = float(value), float(other)
+    return above(name, value - other, 0.0, scale=_comparison_scale(value, other, unit))
+
+
+def higher_or_equal(name: str, value: float, other: float, *, unit: float) -> Criterion:
+    """``value ≥ other`` as ``value − other ≥ 0``, scaled like :func:`higher`."""
+    value, other = float(value), float(other)
+    return at_least(name, value - other, 0.0, scale=_comparison_scale(value, other, unit))
+
+
+def lower(name: str, value: float, other: float, *, unit: float) -> Criterion:
+    """``value < other`` as ``value − other < 0``, scaled like :func:`higher`."""
+    value, other = float(value), float(other)
+    return below(name, value - other, 0.0, scale=_comparison_scale(value, other, unit))
 
 
 def _verdict(outcomes: Sequence[bool]) -> str:

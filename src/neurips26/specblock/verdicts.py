@@ -29,7 +29,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from neurips26.criteria import Criterion, above, at_least, at_most, below, holds
+from neurips26.criteria import (
+    Criterion,
+    at_most,
+    higher,
+    higher_or_equal,
+    holds,
+    lower,
+)
 from neurips26.specblock.adaptation import StreamResult
 from neurips26.specblock.experiments import MethodResult, SlotAccuracy, SuiteResult, per_depth_acceptance
 
@@ -38,34 +45,6 @@ MAX_COST_RATIO = 0.6
 #: D3: the depth bands whose mean acceptance gaps (SpecBlock − Medusa) are compared (1-based, inclusive).
 SHALLOW_DEPTHS: tuple[int, int] = (1, 2)
 DEEP_DEPTHS: tuple[int, int] = (4, 6)
-
-
-def _size(value: float, other: float, unit: float) -> float:
-    if not unit > 0:
-        raise ValueError(f"unit must be > 0; got {unit!r}")
-    size = max(abs(value), abs(other))
-    return size if size > 0 else unit
-
-
-def higher(name: str, value: float, other: float, *, unit: float) -> Criterion:
-    """``value > other`` as ``value − other > 0``, relative to the larger of ``|value|`` and ``|other|``.
-
-    ``unit`` (> 0, a natural unit of the quantity) is the scale only when both are 0 (the margin is 0).
-    """
-    value, other = float(value), float(other)
-    return above(name, value - other, 0.0, scale=_size(value, other, unit))
-
-
-def higher_or_equal(name: str, value: float, other: float, *, unit: float) -> Criterion:
-    """``value ≥ other`` as ``value − other ≥ 0``, scaled like :func:`higher`."""
-    value, other = float(value), float(other)
-    return at_least(name, value - other, 0.0, scale=_size(value, other, unit))
-
-
-def lower(name: str, value: float, other: float, *, unit: float) -> Criterion:
-    """``value < other`` as ``value − other < 0``, scaled like :func:`higher`."""
-    value, other = float(value), float(other)
-    return below(name, value - other, 0.0, scale=_size(value, other, unit))
 
 
 def _check_suite(suite: object) -> SuiteResult:

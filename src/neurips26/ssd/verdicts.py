@@ -10,15 +10,15 @@ notebook passes them to :func:`~neurips26.criteria.decide` (one run) or
 * D2 :func:`spectrum_criteria` — per η: the worst ``|β_i/(1 − η)² − 1|`` over the top modes ≤ 0.25, and the
   mean ``β`` of the last modes over that of the top modes > 2.
 * D3 :func:`quality_criteria` — proxy FID of SSD over that of ``η = 0`` ≤ 1.15.
-* D4–D7 — "SSD lower than ``η = 0``" as a difference ``SSD − η = 0 < 0`` (:func:`lower_than`), its margin
-  relative to the larger of the two values compared.
+* D4–D7 — "SSD lower than ``η = 0``" as a difference ``SSD − η = 0 < 0``
+  (:func:`~neurips26.criteria.lower`), its margin relative to the larger of the two values compared.
 """
 
 from __future__ import annotations
 
 import math
 
-from neurips26.criteria import Criterion, above, at_most, below
+from neurips26.criteria import Criterion, above, at_most, lower
 from neurips26.ssd.experiments import (
     BetaSpectrumResult,
     ConsistencyResult,
@@ -37,18 +37,6 @@ SSD_MODEL = {
 """The SSD row (η = 0.98) of each family of checkpointed models."""
 FULL_MODEL = {"digits": "digits-eta0", "digits64": "digits64-eta0", "twins": "twins-eta0"}
 """The full-supervision row (η = 0) of each family, the baseline every claim compares SSD with."""
-
-
-def lower_than(name: str, value: float, other: float, *, unit: float) -> Criterion:
-    """``value < other`` written as ``value − other < 0``, relative to the larger of ``|value|``, ``|other|``.
-
-    Both quantities are measured (SSD's and the baseline's), so the threshold is 0 and the margin is read
-    against the size of the quantities compared; ``unit`` (> 0, a stated natural unit of the quantity)
-    stands in only when both are 0. The criterion passes exactly when ``value < other``.
-    """
-    value, other = float(value), float(other)
-    size = max(abs(value), abs(other))
-    return below(name, value - other, 0.0, scale=size if size > 0 else unit)
 
 
 def covariance_criteria(result: CovarianceCheckResult) -> list[Criterion]:
@@ -130,7 +118,7 @@ def stability_criteria(result: StabilityResult) -> list[Criterion]:
     best = dict(zip(result.models, result.best, strict=True))
     ssd, full = SSD_MODEL["digits64"], FULL_MODEL["digits64"]
     unit = float(best[full]) if best[full] > 0 else 1.0
-    return [lower_than("end − best proxy FID, SSD − η = 0 < 0", gap[ssd], gap[full], unit=unit)]
+    return [lower("end − best proxy FID, SSD − η = 0 < 0", gap[ssd], gap[full], unit=unit)]
 
 
 def memorisation_criteria(result: MemorisationResult) -> list[Criterion]:
@@ -140,7 +128,7 @@ def memorisation_criteria(result: MemorisationResult) -> list[Criterion]:
     rate = dict(zip(result.models, result.rates, strict=True))
     ssd, full = SSD_MODEL["digits64"], FULL_MODEL["digits64"]
     return [
-        lower_than(
+        lower(
             "memorisation rate, SSD − η = 0 < 0",
             rate[ssd],
             rate[full],
@@ -154,7 +142,7 @@ def population_criteria(result: PopulationScoreResult, *, n: int = 64, eta: floa
     if not isinstance(result, PopulationScoreResult):
         raise TypeError(f"result must be a PopulationScoreResult; got {type(result).__name__}")
     return [
-        lower_than(
+        lower(
             f"relative score error at N = {n}, SSD − η = 0 < 0",
             result.at(n, eta),
             result.at(n, 0.0),
@@ -169,13 +157,13 @@ def consistency_criteria(result: ConsistencyResult) -> list[Criterion]:
         raise TypeError(f"result must be a ConsistencyResult; got {type(result).__name__}")
     i0, i1 = result.models.index(FULL_MODEL["twins"]), result.models.index(SSD_MODEL["twins"])
     return [
-        lower_than(
+        lower(
             "mean asymmetry, SSD − η = 0 < 0",
             result.mean_asymmetry[i1],
             result.mean_asymmetry[i0],
             unit=1.0,
         ),
-        lower_than(
+        lower(
             "mean colour mismatch, SSD − η = 0 < 0",
             result.mean_mismatch[i1],
             result.mean_mismatch[i0],

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from neurips26.criteria import decide
+from neurips26.criteria import decide, lower
 from neurips26.ssd.experiments import (
     BetaSpectrumConfig,
     ConsistencyConfig,
@@ -25,7 +25,6 @@ from neurips26.ssd.experiments import (
 from neurips26.ssd.verdicts import (
     consistency_criteria,
     covariance_criteria,
-    lower_than,
     memorisation_criteria,
     population_criteria,
     quality_criteria,
@@ -34,13 +33,13 @@ from neurips26.ssd.verdicts import (
 )
 
 
-def test_lower_than_passes_exactly_when_smaller_with_a_margin_relative_to_the_larger_value():
-    c = lower_than("a < b", 0.5, 2.0, unit=1.0)
+def test_lower_passes_exactly_when_smaller_with_a_margin_relative_to_the_larger_value():
+    c = lower("a < b", 0.5, 2.0, unit=1.0)
     assert c.passed and c.threshold == 0 and c.scale == 2.0 and c.relative_margin == pytest.approx(0.75)
-    assert not lower_than("a < b", 2.0, 2.0, unit=1.0).passed
-    worse = lower_than("a < b", 3.0, 1.0, unit=1.0)
+    assert not lower("a < b", 2.0, 2.0, unit=1.0).passed
+    worse = lower("a < b", 3.0, 1.0, unit=1.0)
     assert not worse.passed and worse.relative_margin == pytest.approx(-2.0 / 3.0)
-    tie = lower_than("a < b", 0.0, 0.0, unit=0.25)
+    tie = lower("a < b", 0.0, 0.0, unit=0.25)
     assert not tie.passed and tie.scale == 0.25
 
 
