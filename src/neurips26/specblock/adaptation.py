@@ -19,9 +19,17 @@ from typing import Any
 from torch import Tensor
 
 from neurips26.nn.transformer import Decoder
-from neurips26.specblock.bandit import AdaptationPolicy, VerifiedSequence, WindowDecision
+from neurips26.specblock.bandit import (
+    UPDATE_ARMS,
+    AdaptationPolicy,
+    UpdateConfig,
+    VerifiedSequence,
+    WindowDecision,
+    arm_parameter_names,
+)
+from neurips26.specblock.cost_model import iteration_units, target_parameters, update_step_units
 from neurips26.specblock.data import tokenizer
-from neurips26.specblock.decode import speculative_generate
+from neurips26.specblock.decode import GenerationResult, speculative_generate
 from neurips26.specblock.drafter import SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import SpecBlockProposer
 from neurips26.validation import check_int
@@ -110,6 +118,9 @@ def domain_shift_stream(
     is called first. After each generation the verified sequence (prompt + generated ids, with the target's
     logits and residual stream from verification) is handed to ``policy.observe``; after every ``window``
     generations (and once at the end, if a window is open), ``policy.end_window`` may update the copy.
+    The cost per iteration handed to the policy is in ``policy.unit``: measured seconds (wall time of the
+    generation / its iterations) or the declared cost model's target forwards
+    (:func:`~.cost_model.iteration_units` of each iteration's tree and drafter forwards, averaged).
     ``proposer``: keyword arguments of :class:`~.dynamic_tree.SpecBlockProposer` (``max_blocks``,
     ``beam_width``, ``budgets`` …). Prompts: strings (encoded as ``<bos> text``) or id sequences.
     """
@@ -134,6 +145,18 @@ def domain_shift_stream(
 
     model = copy.deepcopy(drafter).eval()
     drafting = SpecBlockProposer(model, **dict(proposer or {}))
+    target_params = target_parameters(target)
+
+    def cost(result: GenerationResult) -> float:
+        """The generation's cost per iteration in the policy's unit."""
+        if policy.unit == "seconds":
+            return result.seconds / max(result.iterations, 1)
+        costs = [
+            iteration_units(drafting, nodes, forwards, target_params)
+            for nodes, forwards in zip(result.tree_sizes, result.drafter_forwards, strict=True)
+        ]
+        return sum(costs) / max(len(costs), 1)
+
     policy.reset()
     domains, taus, seconds, generated, decisions = [], [], [], [], []
     stream = [("a", p) for p in ids_a] + [("b", p) for p in ids_b]
@@ -146,11 +169,7 @@ def domain_shift_stream(
         domains.append(domain)
         taus.append(result.tau)
         generated.append(result.tokens)
-        policy.observe(
-            VerifiedSequence.from_generation(ids, result),
-            result.tau,
-            result.seconds / max(result.iterations, 1),
-        )
+        policy.observe(VerifiedSequence.from_generation(ids, result), result.tau, cost(result))
         if n % window == 0 or n == len(stream):
             model.eval()
             decisions.append(policy.end_window(model))
@@ -165,4 +184,33 @@ def domain_shift_stream(
     )
 
 
-__all__ = ["StreamResult", "domain_shift_stream"]
+def modelled_update_costs(
+    target: Decoder,
+    drafter: SpecBlockDrafter,
+    update: UpdateConfig | None = None,
+    arms: Sequence[str] = UPDATE_ARMS,
+) -> dict[str, float]:
+    """Per update arm, the declared cost of one gradient step of ``update`` in target forwards
+    (:func:`~.cost_model.update_step_units`): the ``costs`` of a ``CostAwareBandit(unit='model')``."""
+    if not isinstance(target, Decoder):
+        raise TypeError(f"target must be a Decoder; got {type(target).__name__}")
+    if not isinstance(drafter, SpecBlockDrafter):
+        raise TypeError(f"drafter must be a SpecBlockDrafter; got {type(drafter).__name__}")
+    update = UpdateConfig() if update is None else update
+    if not isinstance(update, UpdateConfig):
+        raise TypeError(f"update must be an UpdateConfig or None; got {type(update).__name__}")
+    target_params = target_parameters(target)
+    return {
+        arm: update_step_units(
+            drafter,
+            arm_parameter_names(drafter, arm),
+            batch=update.batch,
+            window=update.window,
+            blocks=update.ttt_blocks,
+            target_params=target_params,
+        )
+        for arm in arms
+    }
+
+
+__all__ = ["StreamResult", "domain_shift_stream", "modelled_update_costs"]

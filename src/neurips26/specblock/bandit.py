@@ -7,13 +7,15 @@ whether to spend time updating the drafter, and which parameters to update:
 
 * arms (:data:`ARMS`): ``skip`` (no update), ``rank`` (the rank head), ``head`` (rank head + last decoder
   layer + final norm + LM head), ``all`` (every drafter parameter; the token embedding stays frozen);
-* cost ``C_a`` = measured seconds per gradient step (:func:`measure_update_cost`) × steps per update;
+* cost ``C_a`` = cost of one gradient step × steps per update, in the policy's ``unit``: ``'model'``, the
+  declared cost model's target forwards (:func:`~.cost_model.update_step_units`, the chapter's choice: it
+  does not move with the machine's load), or ``'seconds'``, measured (:func:`measure_update_cost`);
 * gain: the change of the mean acceptance length τ̄ (tokens per target forward) from the window in which
   arm ``a`` updated the drafter to the next window, averaged over the arm's last ``memory`` updates (a
   sliding window): ``Ĝ_a``; optimism ``U_a = Ĝ_a + c·sqrt(ln(n+1) / n_a)`` (UCB; ``n`` decisions so far,
   ``n_a`` observed gains of ``a``; an untried arm has ``U_a = +∞``);
-* value: the seconds a gain ``U_a`` saves over the next ``T_h`` generated tokens at the measured seconds per
-  iteration ``t_iter``, ``S(U) = T_h · t_iter · (1/τ̄ − 1/(τ̄ + U))``, minus the cost:
+* value: the cost a gain ``U_a`` saves over the next ``T_h`` generated tokens at the window's cost per
+  iteration ``t_iter`` (same unit), ``S(U) = T_h · t_iter · (1/τ̄ − 1/(τ̄ + U))``, minus the cost:
   ``V_a = S(U_a) − C_a`` and ``V_skip = 0``;
 * decision: ``a* = argmax_a V_a``; update only if ``V_a* > 0``, else skip;
 * update: a few Adam steps of the §3.4 losses (:func:`~.train_drafter.ttt_losses`: valid-prefix draft loss,
@@ -40,10 +42,12 @@ recipe) is the digest's §3.7 reconstruction, made concrete here.
 Defaults
 --------
 ``exploration = 0.2`` and ``horizon = 1000`` were chosen by this module's author after one run of the
-chapter's domain-shift stream (code, then arithmetic), where ``c = 0.5, T_h = 2000`` updated as often as the
-every-window reference. They are therefore not independent of the data that claim D8 is measured on; treat
-that claim as fragile. A known weakness: a gain is the change of τ between windows, so an update made just
-before the shift is blamed for the shift's drop.
+chapter's domain-shift stream (code, then arithmetic) with costs in measured seconds, where
+``c = 0.5, T_h = 2000`` updated as often as the every-window reference; they were kept unchanged when the
+chapter moved to the declared cost model (where an update is cheap against ``T_h`` tokens of decoding, so
+the bandit updates nearly every window). They are not independent of the data that claim D8 is measured on;
+treat that claim as fragile. A known weakness: a gain is the change of τ between windows, so an update made
+just before the shift is blamed for the shift's drop.
 """
 
 from __future__ import annotations
@@ -69,6 +73,8 @@ from neurips26.validation import check_float, check_int, check_seed
 ARMS: tuple[str, ...] = ("skip", "rank", "head", "all")
 #: The arms that update something.
 UPDATE_ARMS: tuple[str, ...] = ARMS[1:]
+#: What a policy counts costs in: measured seconds, or the declared cost model's target forwards.
+COST_UNITS: tuple[str, ...] = ("seconds", "model")
 
 
 def _check_arm(arm: object) -> str:
@@ -413,12 +419,14 @@ class WindowDecision:
 
 
 class AdaptationPolicy:
-    """Base of the policies: the replay buffer, and τ and seconds per iteration of the current window.
+    """Base of the policies: the replay buffer, and τ and cost per iteration of the current window.
 
     The stream calls :meth:`observe` after every generation and :meth:`end_window` every ``T_w`` generations.
     """
 
     name = "policy"
+    #: The unit of the per-iteration cost :meth:`observe` receives (:data:`COST_UNITS`).
+    unit = "seconds"
 
     def __init__(self, *, capacity: int = 64, update: UpdateConfig | None = None, seed: int = 0):
         self.buffer = ReplayBuffer(capacity)
@@ -432,28 +440,29 @@ class AdaptationPolicy:
         """Forget everything (a new stream begins)."""
         self.buffer.clear()
         self._taus: list[float] = []
-        self._iter_seconds: list[float] = []
+        self._iter_costs: list[float] = []
         self.updates = 0
         self.windows = 0
 
-    def observe(self, sequence: VerifiedSequence | None, tau: float, seconds_per_iteration: float) -> None:
-        """Record one finished generation: its verified sequence (buffered), τ and seconds per iteration."""
+    def observe(self, sequence: VerifiedSequence | None, tau: float, cost_per_iteration: float) -> None:
+        """Record one finished generation: its verified sequence (buffered), τ and cost per iteration (in
+        :attr:`unit`)."""
         tau = check_float("tau", tau, minimum=1.0)
-        seconds_per_iteration = check_float("seconds_per_iteration", seconds_per_iteration, minimum=0.0)
+        cost_per_iteration = check_float("cost_per_iteration", cost_per_iteration, minimum=0.0)
         if sequence is not None:
             self.buffer.add(sequence)
         self._taus.append(tau)
-        self._iter_seconds.append(seconds_per_iteration)
+        self._iter_costs.append(cost_per_iteration)
 
     def _close_window(self) -> tuple[float, float]:
-        """Mean τ and seconds per iteration of the window just finished (and start a new one)."""
+        """Mean τ and cost per iteration of the window just finished (and start a new one)."""
         if not self._taus:
             raise ValueError("end_window called before any generation was observed in this window")
         tau = sum(self._taus) / len(self._taus)
-        seconds = sum(self._iter_seconds) / len(self._iter_seconds)
-        self._taus, self._iter_seconds = [], []
+        cost = sum(self._iter_costs) / len(self._iter_costs)
+        self._taus, self._iter_costs = [], []
         self.windows += 1
-        return tau, seconds
+        return tau, cost
 
     def _apply(self, drafter: SpecBlockDrafter, arm: str) -> None:
         if arm != "skip" and len(self.buffer):
@@ -488,15 +497,16 @@ class EveryWindowPolicy(AdaptationPolicy):
         return WindowDecision(arm, time.perf_counter() - start)
 
 
-def seconds_saved(gain: float, tau: float, seconds_per_iteration: float, horizon: float) -> float:
-    """``T_h · t_iter · (1/τ̄ − 1/(τ̄ + gain))``: seconds a τ gain saves over ``horizon`` generated tokens.
+def seconds_saved(gain: float, tau: float, cost_per_iteration: float, horizon: float) -> float:
+    """``T_h · t_iter · (1/τ̄ − 1/(τ̄ + gain))``: the cost (in the unit of ``cost_per_iteration``, seconds or
+    modelled target forwards) a τ gain saves over ``horizon`` generated tokens.
 
     ``T_h/τ̄`` target iterations produce ``T_h`` tokens at the current τ̄, ``T_h/(τ̄ + gain)`` after the
-    gain; each iteration costs ``t_iter`` seconds. ``gain = +∞`` saves every iteration's time but one
+    gain; each iteration costs ``t_iter``. ``gain = +∞`` saves every iteration's time but one
     token's worth per iteration; ``τ̄ + gain`` is floored at 1 (τ ≥ 1 always).
     """
     after = max(tau + gain, 1.0)
-    return horizon * seconds_per_iteration * (1.0 / tau - (0.0 if math.isinf(after) else 1.0 / after))
+    return horizon * cost_per_iteration * (1.0 / tau - (0.0 if math.isinf(after) else 1.0 / after))
 
 
 class CostAwareBandit(AdaptationPolicy):
@@ -504,8 +514,11 @@ class CostAwareBandit(AdaptationPolicy):
 
     ``horizon``: ``T_h`` in generated tokens; ``exploration``: the UCB constant ``c``; ``memory``: gains
     kept per arm (sliding window); ``arms``: the update arms to choose among (subset of
-    :data:`UPDATE_ARMS`); ``costs``: seconds per gradient step per arm, measured on first use when not given
-    (:func:`measure_update_cost` on a buffer sample); an update costs ``update.steps`` times that.
+    :data:`UPDATE_ARMS`); ``unit``: what costs are counted in, ``'seconds'`` or ``'model'`` (the declared
+    cost model's target forwards; the stream then reports each iteration's modelled cost);
+    ``costs``: the cost of one gradient step per arm in ``unit`` (required for ``'model'``; in seconds,
+    measured on first use when not given, :func:`measure_update_cost` on a buffer sample); an update costs
+    ``update.steps`` times that.
     """
 
     name = "bandit"
@@ -517,6 +530,7 @@ class CostAwareBandit(AdaptationPolicy):
         exploration: float = 0.2,
         memory: int = 4,
         arms: Sequence[str] = UPDATE_ARMS,
+        unit: str = "seconds",
         costs: Mapping[str, float] | None = None,
         capacity: int = 64,
         update: UpdateConfig | None = None,
@@ -535,11 +549,16 @@ class CostAwareBandit(AdaptationPolicy):
         self.arms = tuple(a for a in UPDATE_ARMS if a in arms)  # cheapest first (tie-break)
         if costs is not None:
             if not isinstance(costs, Mapping):
-                raise TypeError(f"costs must be a mapping arm → seconds per step; got {type(costs).__name__}")
+                raise TypeError(f"costs must be a mapping arm → cost per step; got {type(costs).__name__}")
             for a in self.arms:
                 if a not in costs:
-                    raise ValueError(f"costs must give every arm's seconds per step; {a!r} is missing")
+                    raise ValueError(f"costs must give every arm's cost per step; {a!r} is missing")
                 check_float(f"costs[{a!r}]", costs[a], minimum=0.0)
+        if unit not in COST_UNITS:
+            raise ValueError(f"unit must be one of {COST_UNITS}; got {unit!r}")
+        if unit == "model" and costs is None:
+            raise ValueError("unit='model' needs costs: the declared cost of one gradient step per arm")
+        self.unit = unit
         self._given_costs = None if costs is None else {a: float(costs[a]) for a in self.arms}
         super().__init__(capacity=capacity, update=update, seed=seed)
 
@@ -572,21 +591,21 @@ class CostAwareBandit(AdaptationPolicy):
         mean = sum(history) / len(history)
         return mean + self.exploration * math.sqrt(math.log(self.decisions + 1) / len(history))
 
-    def values(self, tau: float, seconds_per_iteration: float) -> dict[str, float]:
+    def values(self, tau: float, cost_per_iteration: float) -> dict[str, float]:
         """``V_a = S(Ĝ_a + bonus) − steps · C_a`` for every update arm, and ``V_skip = 0``."""
         tau = check_float("tau", tau, minimum=1.0)
-        seconds_per_iteration = check_float("seconds_per_iteration", seconds_per_iteration, minimum=0.0)
+        cost_per_iteration = check_float("cost_per_iteration", cost_per_iteration, minimum=0.0)
         out = {"skip": 0.0}
         for a in self.arms:
             if a not in self.costs:
                 raise ValueError(f"the cost of arm {a!r} is not known yet (measure it or pass costs=)")
-            saved = seconds_saved(self.estimate(a), tau, seconds_per_iteration, self.horizon)
+            saved = seconds_saved(self.estimate(a), tau, cost_per_iteration, self.horizon)
             out[a] = saved - self.update.steps * self.costs[a]
         return out
 
-    def decide(self, tau: float, seconds_per_iteration: float) -> tuple[str, dict[str, float]]:
+    def decide(self, tau: float, cost_per_iteration: float) -> tuple[str, dict[str, float]]:
         """``a* = argmax_a V_a`` (ties: the cheaper arm) if ``V_a* > 0``, else ``'skip'``; and the values."""
-        values = self.values(tau, seconds_per_iteration)
+        values = self.values(tau, cost_per_iteration)
         best = max(self.arms, key=lambda a: (values[a], -self.arms.index(a)))
         return (best if values[best] > 0.0 else "skip"), values
 
@@ -604,7 +623,7 @@ class CostAwareBandit(AdaptationPolicy):
     def end_window(self, drafter: SpecBlockDrafter) -> WindowDecision:
         """Close the window: credit the previous update's τ change to its arm, decide, maybe update."""
         start = time.perf_counter()
-        tau, seconds = self._close_window()
+        tau, cost = self._close_window()
         if self._pending is not None:
             arm, before = self._pending
             self.record_gain(arm, tau - before)
@@ -614,7 +633,7 @@ class CostAwareBandit(AdaptationPolicy):
             decision = WindowDecision("skip", time.perf_counter() - start)
         else:
             self._measure_costs(drafter)
-            arm, values = self.decide(tau, seconds)
+            arm, values = self.decide(tau, cost)
             self._apply(drafter, arm)
             if arm != "skip":
                 self._pending = (arm, tau)
@@ -625,6 +644,7 @@ class CostAwareBandit(AdaptationPolicy):
 
 __all__ = [
     "ARMS",
+    "COST_UNITS",
     "UPDATE_ARMS",
     "AdaptationPolicy",
     "Batch",

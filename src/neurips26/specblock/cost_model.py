@@ -19,10 +19,21 @@ nodes (``t_T (1 + ε N)``, :func:`~.metrics.modelled_speedup`). One iteration co
 ``fc``, SpecBlock's ``W_c`` and its norm); ``P_fwd`` and ``rows``: per drafter forward (EAGLE-3: its layer,
 norm and LM head over ``top-k`` rows; Medusa: every head over one row; SpecBlock: fusion, layers, shifts,
 norms, LM head and — when used — the rank head over ``K × beam_width`` rows, the most a block forward runs).
+
+The adaptation stream (claim D8) prices a drafter update in the same units, so that the cost-aware bandit
+weighs a gain against a cost that does not move with the machine's load. One gradient step of the §3.4
+losses runs ``blocks`` TTT block forwards over ``R = batch × window × K`` rows each; its backward pass is
+charged the usual two forwards' worth for the parameters it trains (weight and input gradients)::
+
+    c_step = [P_setup (1 + ε (batch·window − 1)) + blocks · (P_fwd + 2 P_train) (1 + ε (R − 1))] / P_T
+
+(:func:`update_step_units`; ``P_train``: the parameters of the updated arm). The optimiser's own
+arithmetic is not charged.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from torch import nn
@@ -31,7 +42,7 @@ from neurips26.specblock.baselines.eagle3 import Eagle3Proposer
 from neurips26.specblock.baselines.medusa import MedusaProposer
 from neurips26.specblock.dynamic_tree import SpecBlockProposer
 from neurips26.specblock.metrics import EPSILON
-from neurips26.validation import check_float
+from neurips26.validation import check_float, check_int
 
 #: Submodules read once per iteration, per drafter class name.
 _SETUP = {"Eagle3Drafter": ("fc",), "SpecBlockDrafter": ("cond_proj", "cond_norm")}
@@ -109,3 +120,58 @@ def cost_model_speedup(
     """``τ / c_iter``: the speedup over vanilla decoding (one target forward per token) under the model."""
     tau = check_float("tau", tau, minimum=1.0)
     return tau / iteration_cost(tree_nodes, drafting_units, epsilon=epsilon)
+
+
+def iteration_units(
+    proposer: object,
+    tree_nodes: float,
+    drafter_forwards: float,
+    target_params: int,
+    *,
+    epsilon: float = EPSILON,
+) -> float:
+    """``c_iter`` of one speculative iteration of ``proposer`` that verified ``tree_nodes`` nodes after
+    ``drafter_forwards`` drafter forwards, in target forwards over one token."""
+    drafting = drafter_cost(proposer).units(drafter_forwards, target_params, epsilon)
+    return iteration_cost(tree_nodes, drafting, epsilon=epsilon)
+
+
+def update_step_units(
+    drafter: nn.Module,
+    trainable: Sequence[str],
+    *,
+    batch: int,
+    window: int,
+    blocks: int,
+    target_params: int,
+    epsilon: float = EPSILON,
+) -> float:
+    """``c_step``: one gradient step of the §3.4 losses on ``drafter`` training the parameters named in
+    ``trainable`` (``named_parameters`` names), ``batch`` sequences × ``window`` positions, ``blocks`` TTT
+    blocks; in target forwards over one token (module docstring)."""
+    if not isinstance(drafter, nn.Module):
+        raise TypeError(f"drafter must be a torch.nn.Module; got {type(drafter).__name__}")
+    name = type(drafter).__name__
+    if name not in _SETUP:
+        raise TypeError(f"drafter must be a SpecBlockDrafter or an Eagle3Drafter; got {name}")
+    if isinstance(trainable, str) or not isinstance(trainable, Sequence):
+        raise TypeError(f"trainable must be a sequence of parameter names; got {type(trainable).__name__}")
+    params = dict(drafter.named_parameters())
+    unknown = [n for n in trainable if n not in params]
+    if unknown:
+        raise ValueError(f"trainable names parameters the drafter does not have: {unknown[:3]}")
+    batch = check_int("batch", batch, minimum=1)
+    window = check_int("window", window, minimum=1)
+    blocks = check_int("blocks", blocks, minimum=1)
+    if isinstance(target_params, bool) or not isinstance(target_params, int) or target_params < 1:
+        raise ValueError(f"target_params must be an int >= 1; got {target_params!r}")
+    epsilon = check_float("epsilon", epsilon, minimum=0.0)
+    setup = parameters_read(drafter) - parameters_read(drafter, _SETUP[name])
+    per_forward = parameters_read(drafter, _SETUP[name] + _NOT_READ[name])
+    train = sum(params[n].numel() for n in set(trainable))
+    rows = batch * window * getattr(getattr(drafter, "config", None), "block_size", 1)
+    positions = batch * window
+    total = setup * (1.0 + epsilon * (positions - 1)) + blocks * (per_forward + 2 * train) * (
+        1.0 + epsilon * (rows - 1)
+    )
+    return total / target_params

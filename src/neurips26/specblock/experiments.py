@@ -40,9 +40,9 @@ import torch
 
 from neurips26.cache import cached
 from neurips26.scales import pick
-from neurips26.specblock.adaptation import StreamResult
+from neurips26.specblock.adaptation import StreamResult, modelled_update_costs
 from neurips26.specblock.adaptation import domain_shift_stream as run_stream
-from neurips26.specblock.bandit import CostAwareBandit, EveryWindowPolicy, StaticPolicy
+from neurips26.specblock.bandit import COST_UNITS, CostAwareBandit, EveryWindowPolicy, StaticPolicy
 from neurips26.specblock.baselines.eagle3 import Eagle3Proposer
 from neurips26.specblock.baselines.medusa import MedusaProposer
 from neurips26.specblock.cost_model import cost_model_speedup, drafter_cost, target_parameters
@@ -226,7 +226,9 @@ class SuiteResult:
     (``N = 0``: one token, the ``t_T`` of the latency model); ``vanilla_seconds``: median wall time of
     vanilla decoding on the timed prompts; ``wall_seconds``: the suite's own wall time; ``timing``: the
     interleaved measurement of vanilla and the timed methods (names ``'vanilla'``, ``'method@N'``; None
-    when no prompt is timed), behind :meth:`measured_speedup` and :meth:`measured_speedup_spread`.
+    when no prompt is timed), behind :meth:`measured_speedup` and :meth:`measured_speedup_spread`;
+    ``drafting``: from the same rounds, each timed method's drafter seconds per iteration (names
+    ``'method@N'``), behind :meth:`drafting_ratio`.
     """
 
     config: SuiteConfig
@@ -235,6 +237,7 @@ class SuiteResult:
     vanilla_seconds: float
     wall_seconds: float = field(compare=False)
     timing: Timing | None = None
+    drafting: Timing | None = None
 
     def row(self, method: str, budget: int) -> MethodResult:
         """The row of ``method`` at ``budget`` (vanilla: any budget)."""
@@ -253,6 +256,20 @@ class SuiteResult:
         vanilla's seconds / the method's in the same round (``nan`` when not timed)."""
         name = self._timed_name(method, budget)
         return float("nan") if name is None else self.timing.ratio("vanilla", name)
+
+    def drafting_ratio(self, a: tuple[str, int], b: tuple[str, int]) -> tuple[float, float, float]:
+        """Drafter seconds per iteration of ``a = (method, N)`` / those of ``b``, paired by round of the
+        interleaved timing: the median ratio and its 25 % and 75 % quantiles (``ValueError`` when either is
+        not timed)."""
+        names = []
+        for method, budget in (a, b):
+            row = self.row(method, budget)
+            name = timing_name(row.method, row.budget)
+            if self.drafting is None or name not in self.drafting.seconds:
+                raise ValueError(f"{name} was not timed (SuiteConfig.timed and timed_budgets)")
+            names.append(name)
+        low, high = self.drafting.ratio_spread(*names)
+        return self.drafting.ratio(*names), low, high
 
     def measured_speedup_spread(self, method: str, budget: int) -> tuple[float, float]:
         """The 25 % and 75 % quantiles of the per-round speedups of :meth:`measured_speedup` (``nan``s when
@@ -338,6 +355,7 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
     t_t = {n: target_latency_ms(target, ids[0], n, config.latency_repeats) for n in (0, *config.budgets)}
     # timed side by side once every method has run: one callable per timed (method, budget), on timed_ids
     to_time: dict[str, Callable[[], object]] = {"vanilla": lambda: _run(vanilla, timed_ids)}
+    logged: dict[str, list[list[GenerationResult]]] = {}  # per timed method, its runs in the rounds
     stats = summarize(reference)
     rows = [
         MethodResult(
@@ -382,7 +400,10 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
             t_d = statistics.median(per_forward) if per_forward else 0.0
             units = drafter_cost(proposer).units(s.drafter_forwards, target_params, epsilon=EPSILON)
             if method in config.timed and budget in config.timed_budgets:
-                to_time[timing_name(method, budget)] = lambda spec=spec: _run(spec, timed_ids)
+                name = timing_name(method, budget)
+                to_time[name] = lambda spec=spec, name=name: logged.setdefault(name, []).append(
+                    _run(spec, timed_ids)
+                )
             rows.append(
                 MethodResult(
                     method=method,
@@ -404,11 +425,12 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
                     ),
                 )
             )
-    timing = None
+    timing = drafting = None
     if timed_ids:
         timing = time_interleaved(
             to_time, rounds=config.repeats, warmup=TIMING_WARMUP, threads=DECODE_THREADS, reference="vanilla"
         )
+        drafting = _drafting_timing(logged, timing)
         rows = [
             dataclasses.replace(r, seconds=timing.median(name))
             if (name := timing_name(r.method, r.budget)) in timing.seconds
@@ -417,7 +439,25 @@ def _decode_suite(config: SuiteConfig) -> SuiteResult:
         ]
     vanilla_seconds = timing.median("vanilla") if timing is not None else float("nan")
     wall = time.perf_counter() - start
-    return SuiteResult(config, tuple(rows), t_t, vanilla_seconds, wall, timing)
+    return SuiteResult(config, tuple(rows), t_t, vanilla_seconds, wall, timing, drafting)
+
+
+def _drafting_timing(logged: dict[str, list[list[GenerationResult]]], timing: Timing) -> Timing | None:
+    """The drafter seconds per iteration of each timed method in each timed round of ``timing`` (warm-up
+    rounds dropped), as a :class:`~neurips26.timing.Timing`: its paired per-round ratios compare two
+    drafters that ran side by side in the same rounds."""
+    if not logged:
+        return None
+    seconds = {}
+    for name, runs in logged.items():
+        per_round = []
+        for results in runs[timing.warmup :]:
+            iterations = sum(r.iterations for r in results)
+            per_round.append(sum(sum(r.drafter_seconds) for r in results) / max(iterations, 1))
+        seconds[name] = tuple(per_round)
+    return Timing(
+        names=tuple(seconds), seconds=seconds, warmup=timing.warmup, threads=timing.threads, inner=1
+    )
 
 
 def _weights_key(config: SuiteConfig) -> dict[str, str]:
@@ -520,7 +560,9 @@ POLICIES: tuple[str, ...] = ("static", "bandit", "every-window")
 class ShiftConfig:
     """The stream of :func:`domain_shift_stream`: ``before`` prompts of domain ``a``, then ``after`` of ``b``
     (seed ``seed``), ``new_tokens`` each, SpecBlock at ``total_tokens`` with the released settings, a policy
-    decision every ``window`` generations; ``policies``: a subset of :data:`POLICIES`."""
+    decision every ``window`` generations; ``policies``: a subset of :data:`POLICIES`; ``cost``: the unit the
+    bandit weighs gains and update costs in, ``'model'`` (the declared cost model, the chapter's default: the
+    same decisions on every machine) or ``'seconds'`` (measured on this machine, under its load)."""
 
     scale: str = "default"
     a: str = "code"
@@ -532,9 +574,11 @@ class ShiftConfig:
     total_tokens: int = 60
     window: int = 2
     policies: tuple[str, ...] = POLICIES
+    cost: str = "model"
 
     def __post_init__(self) -> None:
         check_choice("scale", self.scale, ("smoke", "default", "paper"))
+        check_choice("cost", self.cost, COST_UNITS)
         check_choice("a", self.a, DOMAINS)
         check_choice("b", self.b, DOMAINS)
         check_int("before", self.before, minimum=0)
@@ -561,11 +605,11 @@ class ShiftConfig:
         )
 
 
-def _policy(name: str, seed: int):  # noqa: ANN202
+def _policy(name: str, seed: int, costs: dict[str, float], unit: str):  # noqa: ANN202
     if name == "static":
         return StaticPolicy(seed=seed)
     if name == "bandit":
-        return CostAwareBandit(seed=seed)
+        return CostAwareBandit(seed=seed, unit=unit, costs=costs if unit == "model" else None)
     return EveryWindowPolicy(seed=seed)
 
 
@@ -575,13 +619,14 @@ def _stream(config: ShiftConfig) -> dict[str, StreamResult]:
     drafter, _ = pretrained("specblock", config.scale, verbose=False)
     prompts_a = prompts(config.a, config.before, config.seed)
     prompts_b = prompts(config.b, config.after, config.seed)
+    costs = modelled_update_costs(target, drafter)
     out = {}
     for name in config.policies:
         torch.manual_seed(config.seed)
         out[name] = run_stream(
             target,
             drafter,
-            _policy(name, config.seed),
+            _policy(name, config.seed, costs, config.cost),
             prompts_a,
             prompts_b,
             max_new_tokens=config.new_tokens,

@@ -26,7 +26,7 @@ from neurips26.scales import pick
 from neurips26.specblock.data import DistillData, corpus_tokens, mixed_documents, tokenizer
 from neurips26.specblock.protocol import target_outputs
 from neurips26.text.corpus import TokenBatches
-from neurips26.train.checkpoint import trained
+from neurips26.train.checkpoint import Trained, trained
 from neurips26.train.device import torch_threads
 from neurips26.train.fit import History, fit
 from neurips26.validation import check_float, check_int, check_seed
@@ -175,6 +175,14 @@ def train_target(
     Next-token cross-entropy on the mixed corpus (code, arithmetic, dialogue), AdamW with warm-up and
     cosine decay (:func:`neurips26.train.fit.fit`). Returned in eval mode.
     """
+    return train_target_run(config, verbose=verbose, progress=progress).model
+
+
+def train_target_run(
+    config: TargetConfig | None = None, *, verbose: bool = True, progress: bool = True
+) -> Trained:
+    """:func:`train_target` with the :class:`~neurips26.train.fit.History` of the run that trained it (the
+    stored one on a cache hit: its losses and its own wall time, not the time of the load)."""
     config = TargetConfig() if config is None else config
     if not isinstance(config, TargetConfig):
         raise TypeError(f"config must be a TargetConfig; got {type(config).__name__}")
@@ -189,7 +197,8 @@ def train_target(
         package=("neurips26.nn", "neurips26.train"),
         verbose=verbose,
     )
-    return result.model.eval()
+    result.model.eval()
+    return result
 
 
 def _fit_target_pinned(model: Decoder, config: TargetConfig, progress: bool) -> History:

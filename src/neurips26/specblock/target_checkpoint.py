@@ -47,6 +47,7 @@ from neurips26.specblock.target import (
     build_target,
     greedy_batch,
     train_target,
+    train_target_run,
     validation_loss,
 )
 
@@ -146,9 +147,17 @@ def make_checkpoint(
     checkpoint has them.
     """
     start = time.perf_counter()
-    model = train_target(config)
+    run = train_target_run(config)
+    history = run.history
+    # the training run's own seconds (kept with the cached run), not the time of a load from the cache
     seconds = time.perf_counter() - start
-    state = target_state(model)
+    if history is not None and history.wall_time:
+        seconds = history.wall_time[-1]
+    curves: dict[str, list[float]] = {}
+    if history is not None and history.loss:
+        every = max(1, len(history.loss) // 100)
+        curves = {"loss_step": [float(s) for s in history.step[::every]], "loss": history.loss[::every]}
+    state = target_state(run.model)
     loaded = build_from_state(config, state)
     meta = TargetMeta(
         name=TARGET_NAME,
@@ -156,6 +165,7 @@ def make_checkpoint(
         source=source_fingerprint(SOURCE_FILES),
         model=dataclasses.asdict(config),
         metrics={"val_loss": validation_loss(loaded, config)},
+        curves=curves,
         val_responses=record_responses(loaded, val_prompt_ids, n_new, eos_id),
         weights_hash=weights_hash(state),
         version=neurips26.__version__,

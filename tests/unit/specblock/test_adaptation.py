@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from neurips26.specblock.adaptation import domain_shift_stream
+from neurips26.specblock.adaptation import domain_shift_stream, modelled_update_costs
 from neurips26.specblock.bandit import (
     CostAwareBandit,
     EveryWindowPolicy,
@@ -13,6 +13,7 @@ from neurips26.specblock.bandit import (
     UpdateConfig,
     VerifiedSequence,
 )
+from neurips26.specblock.cost_model import iteration_units, target_parameters
 from neurips26.specblock.decode import speculative_generate, vanilla_generate
 from neurips26.specblock.dynamic_tree import SpecBlockProposer
 from neurips26.specblock.protocol import target_outputs
@@ -113,3 +114,47 @@ def test_bad_inputs_name_the_argument(target, drafter):
         domain_shift_stream(target, target, policy, PROMPTS_A, PROMPTS_B, **common)
     with pytest.raises(ValueError, match="prompts_a and prompts_b"):
         domain_shift_stream(target, drafter, policy, [], [], **common)
+
+
+def test_a_model_cost_bandit_decides_the_same_whatever_the_clock_says(target, drafter):
+    costs = modelled_update_costs(target, drafter, SMALL)
+    assert 0 < costs["rank"] < costs["head"] < costs["all"]
+
+    def run():
+        bandit = CostAwareBandit(update=SMALL, unit="model", costs=costs, horizon=50.0, seed=1)
+        return domain_shift_stream(
+            target, drafter, bandit, PROMPTS_A, PROMPTS_B, max_new_tokens=10, total_tokens=12, window=1,
+            proposer=PROPOSER,
+        )  # fmt: skip
+
+    first, second = run(), run()
+    # the values compared are in modelled target forwards: no measured second enters a decision
+    assert [(d.arm, d.values) for d in first.decisions] == [(d.arm, d.values) for d in second.decisions]
+    assert first.tokens == second.tokens and first.tau == second.tau
+    with pytest.raises(ValueError, match="unit='model' needs costs"):
+        CostAwareBandit(unit="model")
+    with pytest.raises(ValueError, match="unit"):
+        CostAwareBandit(unit="minutes", costs=costs)
+
+
+def test_the_stream_reports_each_iterations_modelled_cost_to_a_model_policy(target, drafter):
+    class Recording(StaticPolicy):
+        unit = "model"
+
+        def observe(self, sequence, tau, cost_per_iteration):
+            self.seen = [*getattr(self, "seen", []), cost_per_iteration]
+            super().observe(sequence, tau, cost_per_iteration)
+
+    policy = Recording()
+    domain_shift_stream(
+        target, drafter, policy, PROMPTS_A[:1], [], max_new_tokens=10, total_tokens=12, window=1,
+        proposer=PROPOSER,
+    )  # fmt: skip
+    proposer = SpecBlockProposer(drafter, **PROPOSER)
+    result = speculative_generate(target, proposer, PROMPTS_A[0], 10, total_tokens=12)
+    p_t = target_parameters(target)
+    expected = [
+        iteration_units(proposer, n, f, p_t)
+        for n, f in zip(result.tree_sizes, result.drafter_forwards, strict=True)
+    ]
+    assert policy.seen == [pytest.approx(sum(expected) / len(expected))]

@@ -11,8 +11,10 @@ from neurips26.specblock.cost_model import (
     cost_model_speedup,
     drafter_cost,
     iteration_cost,
+    iteration_units,
     parameters_read,
     target_parameters,
+    update_step_units,
 )
 from neurips26.specblock.dynamic_tree import SpecBlockProposer
 from neurips26.specblock.metrics import modelled_speedup
@@ -79,3 +81,38 @@ def test_bad_input_is_rejected_naming_the_argument():
         drafter_cost(object())
     with pytest.raises(TypeError, match="module"):
         parameters_read("not a module")
+
+
+def test_update_step_units_by_hand_and_charges_the_trained_parameters_twice():
+    target = tiny_target()
+    drafter = tiny_drafter(target)
+    spec = drafter_cost(SpecBlockProposer(drafter, beam_width=1))
+    p_t, k = target_parameters(target), drafter.config.block_size
+    rank = [n for n, _ in drafter.named_parameters() if n.startswith("rank_head.")]
+    # setup over batch·window = 6 positions; 2 blocks over 6·K rows of the forward + 2× the trained ones
+    expected = (
+        spec.setup * (1 + 0.01 * 5)
+        + 2 * (spec.per_forward + 2 * _count(drafter.rank_head)) * (1 + 0.01 * (6 * k - 1))
+    ) / p_t
+    got = update_step_units(drafter, rank, batch=2, window=3, blocks=2, target_params=p_t, epsilon=0.01)
+    assert got == pytest.approx(expected)
+    everything = [n for n, _ in drafter.named_parameters()]
+    assert (
+        update_step_units(drafter, everything, batch=2, window=3, blocks=2, target_params=p_t, epsilon=0.01)
+        > got
+    )
+    assert update_step_units(drafter, [], batch=2, window=3, blocks=2, target_params=p_t) > 0  # forward only
+    with pytest.raises(ValueError, match="trainable"):
+        update_step_units(drafter, ["nope"], batch=2, window=3, blocks=2, target_params=p_t)
+    with pytest.raises(ValueError, match="batch"):
+        update_step_units(drafter, rank, batch=0, window=3, blocks=2, target_params=p_t)
+    with pytest.raises(TypeError, match="drafter"):
+        update_step_units(target, rank, batch=2, window=3, blocks=2, target_params=p_t)
+
+
+def test_iteration_units_is_the_iteration_cost_of_the_proposers_drafting():
+    target = tiny_target()
+    proposer = SpecBlockProposer(tiny_drafter(target), beam_width=2)
+    p_t = target_parameters(target)
+    drafting = drafter_cost(proposer).units(2, p_t, epsilon=0.01)
+    assert iteration_units(proposer, 12, 2, p_t, epsilon=0.01) == pytest.approx(1 + 0.01 * 12 + drafting)

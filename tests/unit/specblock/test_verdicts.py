@@ -1,5 +1,7 @@
 """The criteria of claims L and D1–D8 on hand-made results: values, thresholds, margins, pass/fail."""
 
+import dataclasses
+
 import pytest
 
 from neurips26.criteria import decide, decide_over_seeds
@@ -21,6 +23,7 @@ from neurips26.specblock.verdicts import (
     speedup_criteria,
     valid_prefix_criteria,
 )
+from neurips26.timing import Timing
 
 TOKENS = ((1, 2, 3), (4, 5))
 
@@ -78,18 +81,35 @@ def test_lossless_is_an_exact_fact_naming_the_runs_that_differ():
         lossless_criteria({})
 
 
+def drafting(specblock, eagle3):
+    seconds = {"specblock@90": specblock, "eagle3@60": eagle3}
+    return Timing(names=tuple(seconds), seconds=seconds)
+
+
 def test_drafting_cost_compares_forwards_and_the_cost_ratios_with_0_6():
-    s = suite(
+    rows = (
         row("specblock", 90, drafter_forwards=2.0, drafting_units=1.2, t_d_ms=5.0),
         row("eagle3", 60, drafter_forwards=7.0, drafting_units=2.0, t_d_ms=1.2),
     )
+    s = dataclasses.replace(suite(*rows), drafting=drafting((10.0, 12.0, 9.0), (8.4, 8.0, 10.0)))
     assert median_draft_ms(s.row("specblock", 90)) == 10.0
     forwards, model, cpu = drafting_cost_criteria(s, 90, 60)
     assert forwards.passed and forwards.value == -5.0 and forwards.scale == 7.0
     assert model.passed and model.value == pytest.approx(0.6) and model.threshold == 0.6
     assert model.close  # exactly at the threshold, on the passing side
-    assert not cpu.passed and cpu.value == pytest.approx(10.0 / 8.4)
+    assert not cpu.passed and cpu.value == pytest.approx(10.0 / 8.4)  # the median of 1.19, 1.5, 0.9
     assert decide([forwards, model, cpu]).verdict == "partly"
+
+
+def test_drafting_seconds_are_paired_by_round_not_a_ratio_of_medians():
+    rows = (row("specblock", 90), row("eagle3", 60))
+    # per round 0.5, 2, 0.5: the paired median is 0.5, the ratio of the medians 3 / 2
+    s = dataclasses.replace(suite(*rows), drafting=drafting((1.0, 4.0, 3.0), (2.0, 2.0, 6.0)))
+    ratio, low, high = s.drafting_ratio(("specblock", 90), ("eagle3", 60))
+    assert ratio == pytest.approx(0.5) and low == pytest.approx(0.5) and high == pytest.approx(1.25)
+    assert drafting_cost_criteria(s, 90, 60)[2].passed
+    with pytest.raises(ValueError, match="specblock@90 was not timed"):
+        drafting_cost_criteria(suite(*rows), 90, 60)
 
 
 def test_speedup_compares_specblock_with_eagle3_at_the_papers_and_at_equal_budgets():
