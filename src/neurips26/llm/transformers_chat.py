@@ -3,7 +3,10 @@
 :class:`TransformersChat` is for readers who have a chat (instruction-tuned) model on disk and no
 server. It never downloads: everything is loaded with ``local_files_only=True`` from ``path``. The
 conversation is formatted with the model's own chat template; ``temperature == 0`` decodes greedily
-(reproducible), a positive temperature samples after seeding with ``seed``.
+(reproducible), a positive temperature samples. Each sampled call draws its own seed from a generator
+seeded once with ``seed`` (or takes the seed its caller gives), so ``r`` samples of one prompt differ while
+a whole run, repeated with the same ``seed``, gives the same replies; the caller's global random state is
+left as it was.
 
 ``transformers`` (and ``torch``) are optional: they are imported only when a model is loaded, and a
 missing install raises an ``ImportError`` that says what to install. This backend serves text-only
@@ -14,10 +17,13 @@ server (vLLM, Ollama) and use :class:`~neurips26.llm.openai_compatible.OpenAICom
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import numpy as np
 
 from neurips26.llm.messages import Completion, Message, Usage
 from neurips26.llm.protocol import LLMConfigError, cut_at_stop, prepare_request
@@ -68,7 +74,8 @@ class TransformersChat:
     ``path`` is the model's folder (``config.json``, weights, tokenizer with a chat template);
     ``device`` moves the model there (``None`` keeps where it loaded); ``load_kwargs`` go to the
     model's ``from_pretrained`` (e.g. ``{"torch_dtype": "auto"}``), with ``local_files_only`` always
-    forced to ``True``; ``seed`` seeds sampling at ``temperature > 0``.
+    forced to ``True``; ``seed`` seeds the generator from which every sampled call (``temperature > 0``)
+    draws its own seed (:meth:`sampling_seed`).
     """
 
     def __init__(
@@ -81,6 +88,7 @@ class TransformersChat:
     ) -> None:
         self.path = check_model_dir(path)
         self.seed = check_seed("seed", seed)
+        self._seeds = np.random.default_rng(self.seed)  # one seed per sampled call, drawn in call order
         if load_kwargs is not None and not isinstance(load_kwargs, Mapping):
             raise TypeError(f"load_kwargs must be a dict or None; got {type(load_kwargs).__name__}")
         kwargs = {**(load_kwargs or {}), "local_files_only": True}
@@ -102,6 +110,29 @@ class TransformersChat:
     def __repr__(self) -> str:
         return f"TransformersChat({str(self.path)!r})"
 
+    def sampling_seed(self, seed: int | None = None) -> int:
+        """The seed of the next sampled call: ``seed`` when the caller gives one, else the next draw of the
+        generator seeded once with :attr:`seed` (so repeated samples differ and a rerun repeats them)."""
+        if seed is not None:
+            return check_seed("seed", seed)
+        return int(self._seeds.integers(0, 2**31 - 1))
+
+    def _sample(self, seed: int, generate: Any, **kwargs: Any) -> Any:
+        """Run ``generate`` with the global random states seeded to ``seed`` (``transformers.set_seed``:
+        Python, NumPy, torch), then give the caller's states back."""
+        import torch
+
+        device = torch.device(self.model.device)
+        cuda = [device.index or 0] if device.type == "cuda" else []
+        python_state, numpy_state = random.getstate(), np.random.get_state()  # noqa: NPY002 (set_seed's)
+        try:
+            with torch.random.fork_rng(devices=cuda):
+                self._transformers.set_seed(seed)
+                return generate(**kwargs)
+        finally:
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)  # noqa: NPY002 - the global state set_seed overwrote
+
     def complete(
         self,
         messages: Sequence[Message],
@@ -110,8 +141,12 @@ class TransformersChat:
         max_tokens: int = 512,
         stop: str | Sequence[str] | None = None,
         images: Sequence[bytes] | None = None,
+        seed: int | None = None,
     ) -> Completion:
-        """Generate a reply with the model's chat template (greedy at ``temperature == 0``)."""
+        """Generate a reply with the model's chat template (greedy at ``temperature == 0``).
+
+        At a positive temperature the call samples with :meth:`sampling_seed` (``seed``, when given,
+        makes this one call reproducible on its own); greedy calls draw no seed."""
         request = prepare_request(
             messages, temperature=temperature, max_tokens=max_tokens, stop=stop, images=images
         )
@@ -132,13 +167,14 @@ class TransformersChat:
             "do_sample": request.temperature > 0,
             "pad_token_id": pad if pad is not None else self.tokenizer.eos_token_id,
         }
-        if request.temperature > 0:
-            generate["temperature"] = request.temperature
-            self._transformers.set_seed(self.seed)
         if request.stop:
             generate["stop_strings"] = list(request.stop)
             generate["tokenizer"] = self.tokenizer
-        output = self.model.generate(**inputs, **generate)
+        if request.temperature > 0:
+            generate["temperature"] = request.temperature
+            output = self._sample(self.sampling_seed(seed), self.model.generate, **inputs, **generate)
+        else:
+            output = self.model.generate(**inputs, **generate)
         new_ids = [int(t) for t in output[0, n_prompt:].tolist()]
         text = self.tokenizer.decode(new_ids, skip_special_tokens=True)
         text, stopped = cut_at_stop(text, request.stop)

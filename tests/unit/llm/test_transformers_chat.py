@@ -3,14 +3,19 @@
 ``transformers`` is not installed here, so a small fake module (byte-level "tokenizer", a "model" that
 always writes the same reply) checks what TransformersChat asks of the real library: local files only,
 the chat template with a generation prompt, greedy decoding at temperature 0, seeded sampling above it,
-stop strings, and the token counts.
+stop strings, and the token counts. At a positive temperature the fake model appends a digit drawn from
+torch's global generator, as sampling in ``generate`` does.
 """
 
+# ruff: noqa: NPY002 - these tests are about NumPy's global random state, which transformers.set_seed sets
+
+import random
 import sys
 import types
 
 import numpy as np
 import pytest
+import torch
 
 from neurips26.llm import ChatModel, LLMConfigError, Message, TransformersChat
 
@@ -68,13 +73,22 @@ def fake_transformers(chat_template="{{ messages }}"):
 
         def generate(self, input_ids, attention_mask, **kwargs):
             log["generate"].append(kwargs)
-            new = (list(REPLY) + [EOS])[: kwargs["max_new_tokens"]]
+            reply = list(REPLY)
+            if kwargs["do_sample"]:  # a sampled token from the global generator, as real sampling uses
+                reply += list(str(int(torch.randint(0, 10**6, ()))).encode())
+            new = (reply + [EOS])[: kwargs["max_new_tokens"]]
             return np.concatenate([input_ids, [new]], axis=1)
+
+    def set_seed(seed):
+        log["seeds"].append(seed)
+        random.seed(seed)
+        np.random.seed(seed)
+        torch.manual_seed(seed)
 
     module = types.ModuleType("transformers")
     module.AutoTokenizer = AutoTokenizer
     module.AutoModelForCausalLM = AutoModelForCausalLM
-    module.set_seed = log["seeds"].append
+    module.set_seed = set_seed
     return module, log
 
 
@@ -135,7 +149,44 @@ def test_stop_strings_length_and_seeded_sampling(tmp_path, monkeypatch):
     assert short.text == "The a" and short.finish_reason == "length" and short.usage.completion_tokens == 5
     model.complete(conv, temperature=0.7)
     assert log["generate"][-1]["do_sample"] is True and log["generate"][-1]["temperature"] == 0.7
-    assert log["seeds"] == [3]
+    assert log["seeds"] == [TransformersChat(tmp_path, seed=3).sampling_seed()]  # the first draw of seed 3
+
+
+def test_repeated_samples_differ_and_a_rerun_repeats_them(tmp_path, monkeypatch):
+    module, log = fake_transformers()
+    monkeypatch.setitem(sys.modules, "transformers", module)
+    conv = [Message.user("How many cubes?")]
+
+    def run(seed):
+        model = TransformersChat(tmp_path, seed=seed)
+        return [model.complete(conv, temperature=0.8).text for _ in range(4)]
+
+    first = run(3)
+    assert len(set(first)) == 4  # r samples of one prompt differ (one seed per call, not one per model)
+    assert run(3) == first  # the same model seed repeats the whole run
+    assert run(4) != first
+    # a caller's per-call seed makes one call reproducible on its own, whatever came before
+    model = TransformersChat(tmp_path, seed=3)
+    once = model.complete(conv, temperature=0.8, seed=11).text
+    model.complete(conv, temperature=0.8)
+    assert model.complete(conv, temperature=0.8, seed=11).text == once
+    # greedy calls draw no seed, so they do not shift the samples that follow
+    model = TransformersChat(tmp_path, seed=3)
+    model.complete(conv)
+    assert [model.complete(conv, temperature=0.8).text for _ in range(4)] == first
+    with pytest.raises(ValueError, match="seed"):
+        model.complete(conv, temperature=0.8, seed=-1)
+
+
+def test_sampling_leaves_the_callers_random_state_alone(tmp_path, monkeypatch):
+    module, _ = fake_transformers()
+    monkeypatch.setitem(sys.modules, "transformers", module)
+    model = TransformersChat(tmp_path)
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)
+    expected = (random.random(), np.random.rand(), float(torch.rand(())))
+    random.seed(5), np.random.seed(5), torch.manual_seed(5)
+    model.complete([Message.user("How many cubes?")], temperature=0.8)
+    assert (random.random(), np.random.rand(), float(torch.rand(()))) == expected
 
 
 def test_images_and_missing_chat_template_are_refused(tmp_path, monkeypatch):
