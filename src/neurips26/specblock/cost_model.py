@@ -18,7 +18,8 @@ nodes (``t_T (1 + ε N)``, :func:`~.metrics.modelled_speedup`). One iteration co
 ``P_setup``: parameters read once per iteration (the projection of the target's fused features: EAGLE-3's
 ``fc``, SpecBlock's ``W_c`` and its norm); ``P_fwd`` and ``rows``: per drafter forward (EAGLE-3: its layer,
 norm and LM head over ``top-k`` rows; Medusa: every head over one row; SpecBlock: fusion, layers, shifts,
-norms, LM head and — when used — the rank head over ``K × beam_width`` rows, the most a block forward runs).
+norms, LM head and — when used — the rank head over ``K × beam_width`` rows, the most a block forward runs;
+``K`` rows for the strict-linear chain, which expands one leaf).
 
 The adaptation stream (claim D8) prices a drafter update in the same units, so that the cost-aware bandit
 weighs a gain against a cost that does not move with the machine's load. One gradient step of the §3.4
@@ -99,7 +100,8 @@ def drafter_cost(proposer: object) -> DrafterCost:
         setup = parameters_read(drafter) - parameters_read(drafter, _SETUP[name])
         unused = () if proposer.use_rank_head else ("rank_head",)
         per_forward = parameters_read(drafter, _SETUP[name] + _NOT_READ[name] + unused)
-        return DrafterCost(setup, per_forward, drafter.config.block_size * proposer.beam_width)
+        leaves = 1 if proposer.linear else proposer.beam_width  # a chain expands one leaf per block
+        return DrafterCost(setup, per_forward, drafter.config.block_size * leaves)
     raise TypeError(
         "proposer must be an Eagle3Proposer, MedusaProposer or SpecBlockProposer; "
         f"got {type(proposer).__name__}"

@@ -17,6 +17,11 @@ One speculative iteration:
    each start a new block (condition ``g_k`` of the source slot, input token = the leaf token), all in
    ONE batched forward; repeated until ``max_blocks`` blocks deep.
 
+Strict linear (the paper's no-branching ablation, ``linear=True``): every block adds its greedy spine
+only (no alternatives, and the rank head is not consulted, so no slot gives up), and the block's last
+spine node is its one pending leaf: the next block continues the chain from there (condition
+``g_{K-1}``). ``max_blocks`` blocks give a chain of ``K · max_blocks`` tokens (:func:`plan_chain`).
+
 A new block sees the drafter cache of every earlier position in full, the slots ``≤ k`` of its ancestor
 blocks at the current position (``k`` the slot its chain was launched from; our reading of the released
 code's "visible slots"), and its own slots causally — the attention it was trained with (§3.4 TTT).
@@ -105,6 +110,16 @@ def plan_block(
     return BlockPlan(spine, tuple(siblings), stop, tuple(leaves))
 
 
+def plan_chain(log_probs: Tensor) -> BlockPlan:
+    """The strict-linear plan of one block's ``(K, V)`` log-probabilities: the greedy spine, no siblings,
+    and the last slot's spine node as the only pending leaf (the next block extends the chain)."""
+    if log_probs.dim() != 2:
+        raise ValueError(f"log_probs must be (K, V); got shape {tuple(log_probs.shape)}")
+    kk = log_probs.shape[0]
+    spine = tuple(int(t) for t in torch.argsort(log_probs, dim=-1, descending=True, stable=True)[:, 0])
+    return BlockPlan(spine, ((),) * kk, None, ((kk - 1, spine[-1]),))
+
+
 @dataclass
 class _Leaf:
     node: int
@@ -159,6 +174,8 @@ class SpecBlockProposer:
     ``max_blocks``: block forwards per iteration (2 released); ``beam_width``: slot-0 candidates and
     leaves expanded per level (10); ``budgets``: per-class branching (``(2, 4, 10, 0)``); ``top_k``:
     fixed branching of slots ``k ≥ 1`` when the drafter has no rank head or ``use_rank_head=False``.
+    ``linear``: the strict-linear ablation (module docstring): a chain of greedy spines, one leaf per block,
+    without the rank head (``beam_width``, ``budgets`` and ``top_k`` are then unused).
     ``Proposal.forwards`` counts drafter forwards (``max_blocks``, fewer if no leaf is left to expand);
     ``Proposal.info`` holds per-node ``block``, ``slot`` and ``rank_class`` (``-1`` without a rank head).
     """
@@ -172,6 +189,7 @@ class SpecBlockProposer:
         budgets: Sequence[int] = DEFAULT_BUDGETS,
         top_k: int = 4,
         use_rank_head: bool = True,
+        linear: bool = False,
         name: str = "SpecBlock",
     ):
         if not isinstance(drafter, SpecBlockDrafter):
@@ -183,7 +201,10 @@ class SpecBlockProposer:
         self.top_k = check_int("top_k", top_k, minimum=1)
         if not isinstance(use_rank_head, bool):
             raise TypeError(f"use_rank_head must be a bool; got {type(use_rank_head).__name__}")
-        self.use_rank_head = use_rank_head and drafter.rank_head is not None
+        if not isinstance(linear, bool):
+            raise TypeError(f"linear must be a bool; got {type(linear).__name__}")
+        self.linear = linear
+        self.use_rank_head = use_rank_head and drafter.rank_head is not None and not linear
         if not isinstance(name, str):
             raise TypeError(f"name must be a str; got {type(name).__name__}")
         self.name = name
@@ -206,9 +227,12 @@ class SpecBlockProposer:
         """Add one block's spine and branches under ``parent``; return its plan and spine nodes."""
         log_probs = torch.log_softmax(out.logits[b, r].double(), dim=-1)  # (K, V)
         classes = self._classes(out, b, r)
-        plan = plan_block(
-            log_probs, classes, beam_width=self.beam_width, budgets=self.budgets, top_k=self.top_k
-        )
+        if self.linear:
+            plan = plan_chain(log_probs)
+        else:
+            plan = plan_block(
+                log_probs, classes, beam_width=self.beam_width, budgets=self.budgets, top_k=self.top_k
+            )
         cls = classes or [-1] * len(plan.spine)
         spine_nodes, above = [], parent
         for k, token in enumerate(plan.spine):  # greedy spine: all K nodes

@@ -2,7 +2,8 @@
 
 - :func:`decode_suite` decodes held-out prompts with vanilla greedy decoding, EAGLE-3 (depth 7, top-k 10),
   Medusa, SpecBlock (2 blocks, beam 10, budgets ``[2, 4, 10, 0]``) and SpecBlock's ablations (no shift,
-  1-block TTT, no rank head = the full drafter with a fixed top-k per slot, no valid-prefix mask) at
+  1-block TTT, no rank head = the full drafter with a fixed top-k per slot, no valid-prefix mask, strict
+  linear = the full drafter drafting one chain of greedy spines without branching) at
   every tree budget ``N`` (the ablations at ``N = 90`` only, for time): tokens (checked lossless
   against vanilla), τ, per-depth acceptance, drafter forwards and seconds per iteration, target
   seconds per iteration, and the measured single-forward
@@ -69,7 +70,10 @@ ABLATIONS: tuple[str, ...] = (
     "specblock-1block",
     "specblock-norank",
     "specblock-noprefix",
+    "specblock-chain",
 )
+#: Ablations that decode with the full SpecBlock drafter (they change the drafting, not the training).
+DRAFTING_ABLATIONS: tuple[str, ...] = ("specblock-norank", "specblock-chain")
 METHODS: tuple[str, ...] = ("vanilla", *MAIN_METHODS, *ABLATIONS)
 SPECBLOCK_VARIANTS: tuple[str, ...] = (
     "specblock",
@@ -289,7 +293,7 @@ def timing_name(method: str, budget: int) -> str:
 
 def _drafters(config: SuiteConfig) -> dict[str, tuple[torch.nn.Module, Any]]:
     names = {m for m in config.methods if m != "vanilla"}
-    need = {"specblock" if m == "specblock-norank" else m for m in names}
+    need = {"specblock" if m in DRAFTING_ABLATIONS else m for m in names}
     return {name: pretrained(name, config.scale, verbose=False) for name in sorted(need)}
 
 
@@ -302,7 +306,7 @@ def make_proposer(
         return Eagle3Proposer(drafters["eagle3"][0], topk=config.eagle_topk, depth=config.eagle_depth)
     if method == "medusa":
         return MedusaProposer(drafters["medusa"][0])
-    source = "specblock" if method == "specblock-norank" else method
+    source = "specblock" if method in DRAFTING_ABLATIONS else method
     return SpecBlockProposer(
         drafters[source][0],
         max_blocks=config.max_blocks,
@@ -310,6 +314,7 @@ def make_proposer(
         budgets=config.rank_budgets,
         top_k=config.top_k,
         use_rank_head=method != "specblock-norank",
+        linear=method == "specblock-chain",
         name=method,
     )
 

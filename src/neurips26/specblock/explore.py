@@ -4,7 +4,8 @@
   ``K`` slots of every block only. ``K`` is fixed by the trained drafter (``K = 4``); this is how the
   notebook's "K" slider is read: a drafter trained with ``K = 4`` whose trees use ``K' ≤ 4`` slots. The
   forward still computes all ``K`` slots, so the drafting cost does not shrink.
-- :data:`BUDGET_PRESETS`: per-class branching budgets of the sliders (released, tuned, greedy-only).
+- :data:`BUDGET_PRESETS`: per-class branching budgets of the sliders (released, tuned, greedy-only);
+  :data:`CHAIN`: the strict-linear ablation's cells.
 - :func:`explore_grid`: τ, drafter forwards, tree nodes and drafter time per iteration of SpecBlock over a
   grid of ``max_blocks × beam_width × budgets × total_tokens`` (and ``slots`` at one setting) on a few
   held-out prompts, with each cell's drafting cost under the declared GPU-like :mod:`.cost_model` (its
@@ -46,6 +47,9 @@ BUDGET_PRESETS: dict[str, tuple[int, int, int, int]] = {
     "tuned": (2, 4, 6, 4),  # the released code's tuned variant: no give-up, fewer class-2 branches
     "greedy-only": (1, 1, 1, 0),  # slots k ≥ 1 keep only their spine token; class 3 still stops the walk
 }
+#: The grid's name for the strict-linear ablation (``SpecBlockProposer(linear=True)``): one chain of greedy
+#: spines, no branching, no rank head. Its cells have ``beam_width = 1`` (one leaf per block).
+CHAIN: str = "strict-linear"
 
 
 class SlotLimitedProposer(SpecBlockProposer):
@@ -85,7 +89,9 @@ class GridConfig:
     ``scale``: target and drafter of that scale (``pretrained(drafter, scale)``); ``prompts`` held-out
     prompts of ``domains`` (seed ``seed``), ``new_tokens`` each. Main grid: every ``max_blocks ×
     beam_widths × presets × total_tokens`` with all ``K`` slots. Slot grid: ``slots × max_blocks`` at
-    ``slot_beam``, ``slot_preset`` and ``slot_total``. ``latency_repeats``: calls per measured latency.
+    ``slot_beam``, ``slot_preset`` and ``slot_total``. ``chain``: also the strict-linear ablation
+    (:data:`CHAIN`) at every ``max_blocks``, under the largest ``total_tokens`` (a chain of ``K ·
+    max_blocks`` nodes needs no more). ``latency_repeats``: calls per measured latency.
     """
 
     scale: str = "default"
@@ -102,6 +108,7 @@ class GridConfig:
     slot_beam: int = 10
     slot_preset: str = "released"
     slot_total: int = 90
+    chain: bool = True
     latency_repeats: int = 20
 
     def __post_init__(self) -> None:
@@ -119,6 +126,8 @@ class GridConfig:
         check_int("slot_beam", self.slot_beam, minimum=1)
         check_choice("slot_preset", self.slot_preset, tuple(BUDGET_PRESETS))
         check_int("slot_total", self.slot_total, minimum=1)
+        if not isinstance(self.chain, bool):
+            raise TypeError(f"chain must be a bool; got {type(self.chain).__name__}")
         check_int("latency_repeats", self.latency_repeats, minimum=1)
 
     @classmethod
@@ -148,8 +157,8 @@ class GridConfig:
     def settings(self) -> list[tuple[int, int, str, int, int]]:
         """Every ``(max_blocks, beam_width, preset, total_tokens, slots)``.
 
-        First the main grid (``slots = 0``: all ``K``), then the slot grid; a setting that repeats a
-        main-grid cell is decoded once."""
+        First the main grid (``slots = 0``: all ``K``), then the slot grid, then the strict-linear chain
+        (preset :data:`CHAIN`, beam 1); a setting that repeats a main-grid cell is decoded once."""
         full = [
             (b, w, p, n, 0)
             for b in self.max_blocks
@@ -158,7 +167,9 @@ class GridConfig:
             for n in self.total_tokens
         ]
         beam, preset, total = self.slot_beam, self.slot_preset, self.slot_total
-        return full + [(b, beam, preset, total, k) for k in self.slots for b in self.max_blocks]
+        slot_grid = [(b, beam, preset, total, k) for k in self.slots for b in self.max_blocks]
+        chain = [(b, 1, CHAIN, max(self.total_tokens), 0) for b in self.max_blocks] if self.chain else []
+        return full + slot_grid + chain
 
 
 @dataclass(frozen=True)
@@ -247,7 +258,8 @@ def _grid(config: GridConfig) -> GridResult:
             slots=slots or k_max,
             max_blocks=blocks,
             beam_width=beam,
-            budgets=BUDGET_PRESETS[preset],
+            budgets=BUDGET_PRESETS.get(preset, BUDGET_PRESETS["released"]),
+            linear=preset == CHAIN,
         )
         results = [
             speculative_generate(target, proposer, p, config.new_tokens, total_tokens=total, eos_id=EOS_ID)

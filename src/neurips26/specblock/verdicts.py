@@ -1,4 +1,4 @@
-"""The criteria that decide the claims L and D1–D8 of chapter 10, built from the experiments' results.
+"""The criteria that decide the claims L and D1–D9 of chapter 10, built from the experiments' results.
 
 Each function takes a result of :mod:`neurips26.specblock.experiments` (the decoding suite, the slot
 accuracies or the domain-shift stream) and returns the criteria (:mod:`neurips26.criteria`) of its claim,
@@ -16,6 +16,8 @@ with the thresholds the chapter fixed before its first run; the claims notebook 
 * D4 :func:`shift_criteria`, D7 :func:`valid_prefix_criteria` — mean accuracy (D4) or conditional
   accuracy (D7) of slots 1–3 higher than the ablation's.
 * D5 :func:`multi_block_criteria`, D6 :func:`rank_head_criteria` — τ higher than the ablation's.
+* D9 :func:`strict_linear_criteria` — τ and cost-model speedup of the dynamic tree > the strict-linear
+  chain's (same drafter, no branching).
 * D8 :func:`adaptation_criteria` — τ after the shift bandit > static; updates bandit < every window.
 
 "A higher than B", with both measured, is written as ``A − B > 0`` (:func:`higher`, :func:`lower`): it
@@ -187,6 +189,21 @@ def rank_head_criteria(suite: SuiteResult, n: int) -> list[Criterion]:
     """D6 at ``n``: τ with the rank head − τ with a fixed top-k (same drafter) > 0 (unit: one token)."""
     t_rank, t_topk = _check_suite(suite).row("specblock", n).tau, suite.row("specblock-norank", n).tau
     return [higher(f"τ at N = {n}, rank head − fixed top-k > 0", t_rank, t_topk, unit=1.0)]
+
+
+def strict_linear_criteria(suite: SuiteResult, n: int) -> list[Criterion]:
+    """D9 at ``n``: (a) τ of the dynamic tree − τ of the strict-linear chain > 0 (unit: one token); (b) the
+    same for the cost-model speedup (unit: 1×), since a chain is also cheaper to draft (one leaf a block)."""
+    tree, chain = _check_suite(suite).row("specblock", n), suite.row("specblock-chain", n)
+    return [
+        higher(f"τ at N = {n}, dynamic tree − strict-linear chain > 0", tree.tau, chain.tau, unit=1.0),
+        higher(
+            f"cost-model speedup at N = {n}, dynamic tree − strict-linear chain > 0",
+            tree.modelled_speedup,
+            chain.modelled_speedup,
+            unit=1.0,
+        ),
+    ]
 
 
 def adaptation_criteria(runs: Mapping[str, StreamResult]) -> list[Criterion]:

@@ -39,6 +39,8 @@ def test_specblock_cost_counts_setup_once_and_the_rank_head_only_when_used():
     assert with_rank.setup + with_rank.per_forward == _count(drafter)  # every parameter counted once
     assert with_rank.per_forward - without.per_forward == _count(drafter.rank_head)
     assert with_rank.rows == drafter.config.block_size * 5
+    chain = drafter_cost(SpecBlockProposer(drafter, beam_width=5, linear=True))  # one leaf, no rank head
+    assert chain.rows == drafter.config.block_size and chain.per_forward == without.per_forward
 
 
 def test_eagle3_and_medusa_costs():

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from neurips26.nn.transformer import Decoder, DecoderConfig
+from neurips26.specblock.decode import speculative_generate, vanilla_generate
 from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
-from neurips26.specblock.dynamic_tree import SpecBlockProposer, plan_block
+from neurips26.specblock.dynamic_tree import SpecBlockProposer, plan_block, plan_chain
 from neurips26.specblock.protocol import DecodeContext, DraftTree, Proposer, target_outputs
 
 K, V = 4, 20
@@ -44,6 +45,13 @@ def test_fixed_top_k_without_a_rank_head():
     plan = plan_block(_log_probs(), None, beam_width=5, top_k=2)
     assert [plan.candidates(k) for k in range(K)] == [5, 2, 2, 2] and plan.stop is None
     assert len(plan.leaves) == 11
+
+
+def test_the_strict_linear_plan_is_the_spine_with_its_last_slot_as_the_only_leaf():
+    plan = plan_chain(_log_probs())
+    assert plan.spine == (0, 1, 2, 3)
+    assert plan.siblings == ((),) * K and plan.stop is None
+    assert plan.leaves == ((K - 1, 3),)
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +152,32 @@ def test_bad_arguments_name_the_argument(setup):
         SpecBlockProposer(drafter).propose(_context(target, tokens, total_tokens=0))
     with pytest.raises(TypeError, match="drafter"):
         SpecBlockProposer("drafter")
+
+
+@pytest.mark.parametrize("max_blocks", [1, 2, 3])
+def test_the_strict_linear_ablation_drafts_one_chain_that_extends_block_by_block(setup, max_blocks):
+    target, drafter = setup
+    tokens = torch.randint(0, V, (9,), generator=torch.Generator().manual_seed(0))
+    chain = SpecBlockProposer(drafter, max_blocks=max_blocks, beam_width=4, linear=True)
+    proposal = chain.propose(_context(target, tokens))
+    tree = proposal.tree
+    # no branching: node u's parent is u - 1, K nodes per block, one forward per block
+    assert tree.parents == tuple(range(-1, tree.size - 1))
+    assert tree.size == K * max_blocks and proposal.forwards == max_blocks
+    assert proposal.info["block"] == tuple(b for b in range(max_blocks) for _ in range(K))
+    assert set(proposal.info["rank_class"]) == {-1}  # the rank head is not consulted
+    # block 1 is the dynamic tree's greedy spine (the same forward)
+    full = SpecBlockProposer(drafter, max_blocks=max_blocks, beam_width=4).propose(_context(target, tokens))
+    assert tree.tokens[:K] == full.tree.tokens[:K]
+
+
+def test_the_strict_linear_chain_decodes_losslessly(setup):
+    target, drafter = setup
+    chain = SpecBlockProposer(drafter, max_blocks=2, linear=True)
+    for seed in range(3):
+        prompt = torch.randint(0, V, (6,), generator=torch.Generator().manual_seed(10 + seed)).tolist()
+        got = speculative_generate(target, chain, prompt, 14, total_tokens=40)
+        assert got.tokens == vanilla_generate(target, prompt, 14).tokens
+        assert all(size <= 2 * K for size in got.tree_sizes)
+    with pytest.raises(TypeError, match="linear"):
+        SpecBlockProposer(drafter, linear=1)

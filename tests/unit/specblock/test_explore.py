@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -10,6 +12,7 @@ from neurips26.specblock.dynamic_tree import SpecBlockProposer
 from neurips26.specblock.experiments import ShiftConfig
 from neurips26.specblock.explore import (
     BUDGET_PRESETS,
+    CHAIN,
     GridConfig,
     SlotLimitedProposer,
     iteration_chunks,
@@ -91,10 +94,14 @@ def test_presets_are_valid_budgets():
 def test_grid_settings_cover_the_grid_and_the_slots():
     cfg = GridConfig.for_scale("smoke")
     settings = cfg.settings()
-    main = [s for s in settings if s[4] == 0]
+    main = [s for s in settings if s[4] == 0 and s[2] != CHAIN]
     assert len(main) == 2 * 2 * 2 * 2
     assert {s[4] for s in settings} == {0, *cfg.slots}
     assert len(cfg.prompt_texts()) == cfg.prompts
+    # the strict-linear chain once per max_blocks (beam 1, the largest budget), and only when asked for
+    chain = [s for s in settings if s[2] == CHAIN]
+    assert chain == [(b, 1, CHAIN, max(cfg.total_tokens), 0) for b in cfg.max_blocks]
+    assert all(s[2] != CHAIN for s in dataclasses.replace(cfg, chain=False).settings())
 
 
 def test_bad_input(drafter):
@@ -110,6 +117,8 @@ def test_bad_input(drafter):
         GridConfig(seed=1)
     with pytest.raises(TypeError, match="beam_widths"):
         GridConfig(beam_widths=[2, 5])
+    with pytest.raises(TypeError, match="chain"):
+        GridConfig(chain=1)
     with pytest.raises(ValueError, match="policies"):
         ShiftConfig(policies=("static", "sometimes"))
     with pytest.raises(ValueError, match="before"):

@@ -21,6 +21,7 @@ from neurips26.specblock.verdicts import (
     rank_head_criteria,
     shift_criteria,
     speedup_criteria,
+    strict_linear_criteria,
     valid_prefix_criteria,
 )
 from neurips26.timing import Timing
@@ -200,3 +201,21 @@ def test_adaptation_criteria_decide_per_seed_and_over_seeds():
     assert decision.verdict == "partly" and decision.seeds == (4, 5, 6)
     with pytest.raises(TypeError, match="StreamResult"):
         adaptation_criteria({"static": stream("static", 1.0, 0)})
+
+
+def test_strict_linear_compares_tau_and_the_cost_model_speedup_with_the_chain():
+    s = suite(
+        row("specblock", 90, tau=5.9, modelled_speedup=3.0),
+        row("specblock-chain", 90, tau=2.0, modelled_speedup=1.6),
+    )
+    tau, speedup = strict_linear_criteria(s, 90)
+    assert tau.passed and tau.value == pytest.approx(3.9) and tau.scale == 5.9
+    assert speedup.passed and speedup.value == pytest.approx(1.4)
+    # a chain as cheap as it is short can still win on speedup: the verdict is then partly
+    cheap = suite(
+        row("specblock", 90, tau=5.9, modelled_speedup=1.5),
+        row("specblock-chain", 90, tau=2.0, modelled_speedup=1.6),
+    )
+    assert decide(strict_linear_criteria(cheap, 90)).verdict == "partly"
+    with pytest.raises(KeyError, match="specblock-chain"):
+        strict_linear_criteria(suite(row("specblock", 90)), 90)
