@@ -24,6 +24,10 @@ export MKL_NUM_THREADS ?= 2
 export OPENBLAS_NUM_THREADS ?= 1
 # Idle OpenMP threads sleep instead of spinning: on a busy machine spinning made torch 30x slower.
 export OMP_WAIT_POLICY ?= PASSIVE
+# Kernels start from the book's own spec (book/jupyter/kernels/python3): the venv's ipykernel with its
+# start-up log at ERROR, so a build does not print ipykernel's "running over TCP without encryption"
+# warning for every notebook (the kernels only ever talk to this machine's loopback interface).
+export JUPYTER_PATH := $(CURDIR)/book/jupyter
 
 .PHONY: help setup book verify test lint unit foreign-cpu notebooks smoke-book pages twins lab lock clean
 
@@ -90,11 +94,14 @@ notebooks: setup
 
 smoke-book: setup
 	$(call fresh_if_library_changed,$(SMOKE_OUT)/_build)
-	NEURIPS26_SCALE=smoke NEURIPS26_PROGRESS=0 $(BIN)/jupyter-book build . --path-output $(SMOKE_OUT) -W -n --keep-going
+	mkdir -p $(SMOKE_OUT)
+	NEURIPS26_SCALE=smoke NEURIPS26_PROGRESS=0 $(BIN)/jupyter-book build . --path-output $(SMOKE_OUT) -W -n --keep-going \
+		2>&1 | tee $(SMOKE_OUT)/build.log
 	@echo $(SRC_HASH) > $(SMOKE_OUT)/_build/.src-hash
 
 pages: setup
 	NEURIPS26_HTML_DIR=$(SMOKE_OUT)/_build/html NEURIPS26_SCREENSHOTS_DIR=_build/screenshots \
+		NEURIPS26_BUILD_LOG=$(SMOKE_OUT)/build.log \
 		$(BIN)/pytest -q -rs tests/pages
 
 test: lint unit foreign-cpu notebooks smoke-book pages
