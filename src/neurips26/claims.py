@@ -66,7 +66,10 @@ class Claim:
     ``{"ThWF": 1.02, "RGD": 2.31}``; ``detail`` says how the verdict was decided; ``criteria`` holds each
     criterion (:meth:`neurips26.criteria.Decision.criteria_dicts`: value, threshold, direction, margin,
     seed, deciding); ``seeds`` the seeds the verdict was decided over (empty or one: a single run);
-    ``close_call``: a deciding criterion within 5 % of its threshold; ``expected``: the committed verdict.
+    ``close_call``: a deciding criterion within 5 % of its threshold; ``expected``: the committed verdict;
+    ``headline``: our number in a few words, for the scoreboard's one-line row (empty: the scoreboard shows
+    the criterion closest to flipping); ``by_construction``: one sentence on what our offline stand-in fixes
+    where the outcome follows from how it was written (empty: the outcome was measured, not built in).
     """
 
     chapter: str
@@ -82,6 +85,8 @@ class Claim:
     seeds: list[int] = field(default_factory=list)
     close_call: bool = False
     package: str = ""
+    headline: str = ""
+    by_construction: str = ""
 
     @property
     def changed(self) -> bool:
@@ -171,15 +176,27 @@ class ClaimSet:
         decision: Decision | None = None,
         verdict: str | None = None,
         detail: str = "",
+        headline: str = "",
+        by_construction: str = "",
     ) -> Claim:
         """Record one claim decided by ``decision`` (or, without margins, a bare ``verdict``).
 
-        ``detail`` adds a note to the decision's own text. At default scale a verdict that differs from the
-        committed one is marked (:attr:`Claim.changed`); with :data:`STRICT_ENV` = 1 it raises.
+        ``detail`` adds a note to the decision's own text; ``headline`` is our number in a few words for the
+        scoreboard (e.g. ``"τ 5.88 vs 4.15"``); ``by_construction`` flags an outcome that follows from how our
+        offline stand-in was written, with one sentence on what the stand-in fixes (shown beside the
+        verdict). At default scale a verdict that differs from the committed one is marked
+        (:attr:`Claim.changed`); with :data:`STRICT_ENV` = 1 it raises.
         """
         if not isinstance(id, str) or not _ID_RE.match(id):
             raise ValueError(f"id must be a lowercase slug like 'boundary-slope'; got {id!r}")
-        for name, value in (("statement", statement), ("paper", paper), ("detail", detail)):
+        texts = (
+            ("statement", statement),
+            ("paper", paper),
+            ("detail", detail),
+            ("headline", headline),
+            ("by_construction", by_construction),
+        )
+        for name, value in texts:
             if not isinstance(value, str):
                 raise TypeError(f"{name} must be a str; got {type(value).__name__}")
         if not statement.strip():
@@ -212,6 +229,8 @@ class ClaimSet:
             detail=detail,
             expected=self.expected.get(id),
             package=self.package,
+            headline=headline.strip(),
+            by_construction=by_construction.strip(),
             **extra,
         )
         self.claims[id] = claim
@@ -305,10 +324,20 @@ def decided_html(claim: Claim) -> str:
     return "<br>".join(lines)
 
 
+def construction_html(claim: Claim) -> str:
+    """The "by construction" flag with its sentence, or "" for a claim whose outcome was measured."""
+    if not claim.by_construction:
+        return ""
+    return (
+        f'<span class="neurips26-by-construction" style="background:#dfe7f5;color:#1d3461;{_BADGE}">'
+        f"by construction</span> <small>{html.escape(claim.by_construction)}</small>"
+    )
+
+
 def verdict_html(claim: Claim) -> str:
-    """The verdict badge, with the close-call, changed-verdict and seed notes."""
+    """The verdict badge, with the by-construction, close-call, changed-verdict and seed notes."""
     badge = f'<span style="{_VERDICT_STYLE[claim.verdict]};{_BADGE}">{html.escape(claim.verdict)}</span>'
-    notes = []
+    notes = [construction_html(claim)] if claim.by_construction else []
     if claim.close_call:
         notes.append(f'<span style="background:#fde2c4;{_BADGE}">close call</span>')
     if claim.changed:
@@ -367,6 +396,8 @@ def claims_text(claims: list[Claim]) -> str:
     for c in claims:
         measured = ", ".join(f"{k}={format_value(v)}" for k, v in c.measured.items())
         notes = " (close call)" if c.close_call else ""
+        if c.by_construction:
+            notes += f" (by construction: {c.by_construction})"
         if c.changed:
             notes += f" (CHANGED: committed {c.expected})"
         lines.append(

@@ -6,9 +6,11 @@ leaves a placeholder; after every notebook has been read (and executed or loaded
 from the cache) a post-transform replaces it with the table built from the claims
 that :mod:`neurips26_book.claims_mime` stored in the environment.
 
-The summary above the table counts the verdicts, the close calls (a deciding criterion
+The summary above the rows counts the verdicts, the close calls (a deciding criterion
 within 5 % of its threshold) and the claims decided over several seeds, and names every
-default-scale verdict that differs from the committed one. When the build finishes, the
+default-scale verdict that differs from the committed one; the book's scoreboard adds a
+bar per chapter, and every claim gets one compact row with its measurements folded
+beneath (:mod:`neurips26_book.scoreboard_layout`). When the build finishes, the
 extension writes every claim to ``claims.json`` in the output folder (read by
 :mod:`neurips26_book.verify`, ``make verify``) and lists the changed verdicts in the log:
 the book still builds, so a reader always gets it.
@@ -26,8 +28,9 @@ from sphinx.application import Sphinx
 from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx.util.docutils import SphinxDirective
 
-from neurips26.claims import VERDICTS, Claim, claims_html
+from neurips26.claims import VERDICTS, Claim
 from neurips26_book.claims_mime import ENV_KEY
+from neurips26_book.scoreboard_layout import board_html
 
 CLAIMS_JSON = "claims.json"
 """File in the HTML output folder holding every claim of the build (a list of :class:`Claim` dicts)."""
@@ -103,7 +106,7 @@ class ScoreboardPostTransform(SphinxPostTransform):
             if not claims:
                 html = "<p><i>No claims recorded yet (the notebooks have not been executed).</i></p>"
             else:
-                html = _summary(claims) + claims_html(claims, with_chapter=node["chapter"] is None)
+                html = _summary(claims) + board_html(claims, with_chapter=node["chapter"] is None)
             node.replace_self(nodes.raw("", html, format="html"))
 
 

@@ -72,3 +72,49 @@ def test_matplotlib_figures_reach_the_pages() -> None:
         if not re.search(r"<img[^>]+src=\"[^\"]+\.png\"|src=\"data:image/png", html):
             missing.append(str(page.relative_to(site)))
     assert not missing, f"pages without any matplotlib figure (is MPLBACKEND forcing Agg?): {missing}"
+
+
+FIRST_SCREENS = (
+    "book/scoreboard.html",
+    "chapters/01-thwf/01-problem.html",
+    "chapters/10-specblock/01-idea.html",
+    "chapters/16-spatialclaw/01-three-interfaces.html",
+)
+"""Pages whose first window is kept at 1280 and 400 px (CI uploads the screenshots folder)."""
+
+
+def _built_site_and_browser() -> tuple[Path, str]:
+    chromium = check_pages.find_chromium()
+    if chromium is None:
+        _not_checked("Chromium was not found (apt-get install chromium, or set NEURIPS26_CHROMIUM)")
+    site = _site_dir()
+    if not (site / "book" / "scoreboard.html").is_file():
+        _not_checked(f"the book is not built ({site / 'book' / 'scoreboard.html'} is missing)")
+    return site, chromium
+
+
+def test_the_scoreboard_fits_the_text_column_at_1280_and_400_px() -> None:
+    """Nothing on the scoreboard (the book's, and each chapter's on its landing page) is cut off or
+    scrolls sideways, on a laptop or a phone, with every row's details open."""
+    import layout
+
+    site, chromium = _built_site_and_browser()
+    pages = ["book/scoreboard.html"] + [
+        str(p.relative_to(site)) for p in sorted(site.glob("chapters/*/index.html"))
+    ]
+    found = layout.check_fit(site, pages, selector=".n26-board", chromium=chromium)
+    problems = [f"{page} at {width} px: {p}" for (page, width), ps in found.items() for p in ps]
+    assert not problems, "\n".join(problems)
+
+
+def test_first_screens_are_kept_for_review(tmp_path: Path) -> None:
+    """The first window of the scoreboard and of three notebooks, at 1280 and 400 px, as PNGs."""
+    import layout
+
+    site, chromium = _built_site_and_browser()
+    shots_env = os.environ.get("NEURIPS26_SCREENSHOTS_DIR") or os.environ.get("NEURIPS26_SCREENSHOTS")
+    out = (Path(shots_env) if shots_env else tmp_path) / "first-screens"
+    pages = [p for p in FIRST_SCREENS if (site / p).is_file()]
+    assert len(pages) == len(FIRST_SCREENS), f"missing pages: {set(FIRST_SCREENS) - set(pages)}"
+    written = layout.first_screens(site, pages, out, chromium=chromium)
+    assert len(written) == 2 * len(pages) and all(p.stat().st_size > 5000 for p in written)

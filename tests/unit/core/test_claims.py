@@ -151,3 +151,28 @@ def test_non_finite_measurements_become_valid_json(expected):
     )
     assert claim.measured == {"ThWF": "n/a", "RGD": "inf", "ok": True}
     json.dumps(cs._repr_mimebundle_()[MIME_TYPE], allow_nan=False)
+
+
+def test_a_headline_and_a_by_construction_flag_travel_with_the_claim(expected):
+    cs = ClaimSet(chapter="16-spatialclaw", package="thwf", scale="smoke")
+    claim = cs.record(
+        id="slope",
+        statement="the code interface beats the others",
+        paper="+12 points",
+        measured={"code": 0.8, "react": 0.6},
+        decision=decide([at_least("accuracy, code − react", 0.2, 0.0, scale=0.8)]),
+        headline="accuracy 0.80 vs 0.60",
+        by_construction=" The reference policy is written to use the tools better on the code path. ",
+    )
+    assert claim.headline == "accuracy 0.80 vs 0.60"
+    assert claim.by_construction.startswith("The reference policy")  # stripped
+    assert claims_mod.Claim.from_dict(claim.to_dict()) == claim
+    table = claims_html([claim])
+    assert "by construction" in table and "reference policy is written" in table
+    assert "by construction: The reference policy" in claims_text([claim])
+    plain = _record(cs, id="gap", verdict="partly")
+    assert "by construction" not in claims_html([plain]) and plain.headline == ""
+    with pytest.raises(TypeError, match="by_construction"):
+        cs.record(id="x", statement="s", paper="p", measured={"a": 1}, verdict="partly", by_construction=1)
+    with pytest.raises(TypeError, match="headline"):
+        cs.record(id="x", statement="s", paper="p", measured={"a": 1}, verdict="partly", headline=2.0)
