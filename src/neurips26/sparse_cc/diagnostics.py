@@ -43,6 +43,19 @@ def all_pairs_threshold(n: int) -> float:
     return float(np.sqrt(np.log(n) / 2.0))
 
 
+def fractional_share(x: np.ndarray, tol: float = 1e-6) -> float:
+    """Share of LP values strictly inside ``(tol, 1 - tol)``: the pairs a rounding rule has to decide.
+
+    On a share of 0 every rounding rule of :mod:`~neurips26.sparse_cc.pivot` returns the same clustering
+    (all map 0 to "join" and 1 to "separate"), so only a fractional ``x`` can tell rules apart.
+    """
+    arr = check_array("x", x, complex_ok=False).astype(float)
+    tol = check_float("tol", tol, minimum=0.0, maximum=0.5)
+    if arr.size == 0:
+        raise ValueError("x must not be empty")
+    return float(np.mean((arr > tol) & (arr < 1.0 - tol)))
+
+
 def m_for(n: int, c: float) -> int:
     """Observed-pair budget ``m = round(c n^{3/2})``, clipped to ``[1, P]``."""
     n = check_int("n", n, minimum=2)

@@ -32,6 +32,7 @@ from neurips26.sparse_cc.coreset import clustering_pool, coreset_lp_pivot, sampl
 from neurips26.sparse_cc.diagnostics import (
     all_pairs_threshold,
     coverage_theory,
+    fractional_share,
     gamma_holdout,
     gamma_oracle,
     m_for,
@@ -39,6 +40,7 @@ from neurips26.sparse_cc.diagnostics import (
 )
 from neurips26.sparse_cc.instances import (
     CCInstance,
+    flipped_sbm,
     hidden_heavy,
     noisy_cluster_metric,
     opt_hidden_heavy,
@@ -51,11 +53,15 @@ from neurips26.sparse_cc.vc import vc_dimension
 from neurips26.sparse_cc.witness import impute
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
-FAMILIES: tuple[str, ...] = ("noisy_cluster", "random_metric")
+FAMILIES: tuple[str, ...] = ("noisy_cluster", "random_metric", "flipped_sbm")
 FAMILY_LABELS: dict[str, str] = {
     "noisy_cluster": "noisy clusters (k = 4, noise 0.1, closure)",
     "random_metric": "random metric (U(0.2, 1) lengths, closure)",
+    "flipped_sbm": "signed SBM (k = 4, 25 % of signs flipped)",
 }
+SBM_FLIP = 0.25
+"""Flip probability of the ``"flipped_sbm"`` family: the smallest of 0.15, 0.2, 0.25, 0.3 whose full LP
+was fractional on every instance of the ratio grid at both ``n = 20`` (smoke) and ``n = 40``."""
 METHODS: tuple[str, ...] = ("sparse_lp_pivot", "naive_half", "naive_one", "kwikcluster", "coreset_lp")
 METHOD_LABELS: dict[str, str] = {
     "sparse_lp_pivot": "Sparse-LP-Pivot (witness imputation)",
@@ -102,17 +108,22 @@ def instance_seed(seed: int, family_index: int, instance_index: int) -> int:
 
 
 def make_instance(family: str, n: int, seed: int) -> CCInstance:
-    """One pseudometric instance of the chapter's two families.
+    """One instance of the chapter's three families (:data:`FAMILIES`).
 
     ``"noisy_cluster"``: four planted clusters with ``N(0, 0.1^2)`` distance noise, repaired by metric
-    closure — an integral LP whose clusters the unseen pairs must recover. (With noise 0.3 a few
-    short cross-cluster distances let the closure pull every distance below 1/2 at ``n = 40``, and
-    the LP optimum becomes a single cluster.) ``"random_metric"``: the
-    shortest-path metric of ``U(0.2, 1)`` edge lengths — strongly fractional, so rounding loses.
+    closure — a pseudometric with an *integral* LP whose clusters the unseen pairs must recover. (With
+    noise 0.3 a few short cross-cluster distances let the closure pull every distance below 1/2 at
+    ``n = 40``, and the LP optimum becomes a single cluster.) ``"random_metric"``: the shortest-path
+    metric of ``U(0.2, 1)`` edge lengths — a pseudometric, usually strongly fractional but without
+    planted structure. ``"flipped_sbm"``: four planted blocks with 25 % of the signs flipped
+    (:func:`~neurips26.sparse_cc.instances.flipped_sbm`) — planted structure *and* a fractional LP
+    (about 38 % of the pairs at 1/2), but unit "+"/"-" weights rather than a pseudometric.
     """
     family = check_choice("family", family, FAMILIES)
     if family == "noisy_cluster":
         return noisy_cluster_metric(n, 4, 0.1, seed)[0]
+    if family == "flipped_sbm":
+        return flipped_sbm(n, 4, SBM_FLIP, seed)[0]
     return random_metric(n, 0.2, seed)
 
 
@@ -422,6 +433,7 @@ class RatioResult:
     lp_star: np.ndarray
     full_ratio: dict[str, np.ndarray]  # rounding rule -> (F, I) on exact marginals x*
     fractional: np.ndarray  # (F, I) share of fractional pairs in x*
+    imputed_fractional: np.ndarray  # (F, I, C) share of fractional pairs in Sparse-LP-Pivot's x_hat
     ratio: dict[str, np.ndarray]  # method -> (F, I, C)
     imputed_ratio: dict[str, np.ndarray]  # rounding rule -> (F, I, C) on Sparse-LP-Pivot's x_hat
     gamma_oracle: np.ndarray
@@ -455,7 +467,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
     full_ratio = {rule: np.zeros((F, I)) for rule in ROUNDING_RULES}
     ratio = {m: np.zeros((F, I, C)) for m in METHODS}
     imputed_ratio = {rule: np.zeros((F, I, C)) for rule in ROUNDING_RULES}
-    g_or, g_ho, no_w, err = (np.zeros((F, I, C)) for _ in range(4))
+    g_or, g_ho, no_w, err, imp_frac = (np.zeros((F, I, C)) for _ in range(5))
     m_values = np.array([m_for(n, c) for c in config.cs])
     cells = [(f, i) for f in range(F) for i in range(I)]
     for f, i in progress(cells, desc="ratio vs c"):
@@ -463,7 +475,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
         pivot_seed = _sub_seed(seed, f, i, 99)
         full = full_lp_pivot(instance, runs=R, seed=pivot_seed)
         x_star, lp_star[f, i] = full.lp.x, full.lp.value
-        fractional[f, i] = np.mean((x_star > 1e-6) & (x_star < 1 - 1e-6))
+        fractional[f, i] = fractional_share(x_star)
         for rule in ROUNDING_RULES:
             full_ratio[rule][f, i] = lp_pivot(
                 instance, x_star, rounding=rule, runs=R, seed=pivot_seed
@@ -472,6 +484,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
             observed = sample_observed(n, int(m), _sub_seed(seed, f, i, j))
             lp = metric_lp(instance, observed, cutting_plane=True)
             imp = impute(n, observed, lp.x, rule="upper")
+            imp_frac[f, i, j] = fractional_share(imp.x_hat)
             ratio["sparse_lp_pivot"][f, i, j] = lp_pivot(
                 instance, imp.x_hat, runs=R, seed=pivot_seed
             ).mean_cost
@@ -498,6 +511,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
         lp_star=lp_star,
         full_ratio={rule: v / lp_star for rule, v in full_ratio.items()},
         fractional=fractional,
+        imputed_fractional=imp_frac,
         ratio={m: v / denom for m, v in ratio.items()},
         imputed_ratio={rule: v / denom for rule, v in imputed_ratio.items()},
         gamma_oracle=g_or,

@@ -158,3 +158,18 @@ def test_bad_inputs_name_the_argument():
         gamma_holdout(inst, E[:1], seed=0)
     with pytest.raises(ValueError, match="x_bar"):
         gamma_holdout(inst, E, seed=0, x_bar=np.zeros(3))
+
+
+def test_fractional_share_counts_values_strictly_inside_the_tolerance():
+    from neurips26.sparse_cc import fractional_share
+
+    x = np.array([0.0, 1e-7, 0.5, 0.3, 1 - 1e-7, 1.0])
+    assert fractional_share(x) == pytest.approx(2 / 6)
+    assert fractional_share(x, tol=0.0) == pytest.approx(4 / 6)
+    assert fractional_share(np.zeros(4)) == 0.0
+    with pytest.raises(TypeError, match="x"):
+        fractional_share([0.5])
+    with pytest.raises(ValueError, match="tol"):
+        fractional_share(x, tol=0.7)
+    with pytest.raises(ValueError, match="x"):
+        fractional_share(np.zeros(0))

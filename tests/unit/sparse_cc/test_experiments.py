@@ -42,8 +42,9 @@ def test_loglog_slope_recovers_a_power_law():
 def test_ratio_grid_is_bounded_below_by_one_and_reproducible():
     cfg = E.RatioConfig(n=12, families=E.FAMILIES, instances=1, cs=(0.5, 2.0), runs=4)
     a, b = E.ratio_vs_c(cfg, seed=3), E.ratio_vs_c(cfg, seed=3)
+    F = len(E.FAMILIES)
     for method in E.METHODS:
-        assert a.ratio[method].shape == (2, 1, 2)
+        assert a.ratio[method].shape == (F, 1, 2)
         assert np.all(a.ratio[method] >= 1 - 1e-9)  # every clustering costs at least LP*
         np.testing.assert_array_equal(a.ratio[method], b.ratio[method])
     for rule, r in a.full_ratio.items():
@@ -51,6 +52,20 @@ def test_ratio_grid_is_bounded_below_by_one_and_reproducible():
     # the ACN rule on the imputed marginals is exactly the Sparse-LP-Pivot column
     np.testing.assert_array_equal(a.imputed_ratio["acn"], a.ratio["sparse_lp_pivot"])
     assert np.all(a.gamma_oracle >= 0) and np.all(a.gamma_holdout >= 0)
+    assert a.imputed_fractional.shape == (F, 1, 2)
+    assert np.all((a.imputed_fractional >= 0) & (a.imputed_fractional <= 1))
+
+
+def test_grid_has_a_planted_family_with_a_fractional_lp():
+    """Besides the integral noisy clusters, the grid holds planted instances whose full LP is fractional."""
+    assert "flipped_sbm" in E.FAMILIES and "noisy_cluster" in E.FAMILIES
+    cfg = E.RatioConfig(n=16, families=("noisy_cluster", "flipped_sbm"), instances=2, cs=(2.0,), runs=2)
+    res = E.ratio_vs_c(cfg, seed=0)
+    np.testing.assert_array_equal(res.fractional[0], 0.0)  # noisy clusters: integral x*
+    assert np.all(res.fractional[1] >= 0.2)  # flipped SBM: fractional x*
+    np.testing.assert_array_equal(res.imputed_fractional[0], 0.0)  # so every rounding rule agrees there
+    for rule in ("cmsy", "threshold"):
+        np.testing.assert_array_equal(res.imputed_ratio[rule][0], res.imputed_ratio["acn"][0])
 
 
 def test_cutting_plane_matches_full_lp_and_keeps_few_active_rows():

@@ -6,9 +6,12 @@ import pytest
 from neurips26.sparse_cc import (
     CCInstance,
     blobs,
+    flipped_sbm,
+    fractional_share,
     geometric_graph_metric,
     hidden_heavy,
     metric_closure,
+    metric_lp,
     noisy_cluster_metric,
     opt_hidden_heavy,
     opt_ilp,
@@ -108,3 +111,39 @@ def test_hidden_heavy_opt_closed_form_matches_ilp(n, H):
 def test_random_metric_validates_low():
     with pytest.raises(ValueError, match="low"):
         random_metric(10, 1.5, 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_flipped_sbm_full_lp_is_substantially_fractional(seed):
+    """The family exists to test rounding: a quarter or more of its full-LP values must be fractional."""
+    inst, _ = flipped_sbm(20, 4, 0.25, seed)
+    x = metric_lp(inst).x  # all triangle rows: the exact full LP
+    assert fractional_share(x) >= 0.25  # measured 34-39 % at n = 20, 35, 40
+
+
+def test_flipped_sbm_is_the_signed_sbm_with_symmetric_flips_and_validates_flip():
+    inst, labels = flipped_sbm(24, 4, 0.25, 7)
+    ref, ref_labels = sbm_signed(24, 4, 0.75, 0.25, 7)
+    np.testing.assert_array_equal(inst.w_plus, ref.w_plus)
+    np.testing.assert_array_equal(labels, ref_labels)
+    assert np.all(inst.w_plus + inst.w_minus == 1.0)
+    assert not np.array_equal(inst.w_plus, flipped_sbm(24, 4, 0.25, 8)[0].w_plus)  # seeded
+    assert not _is_pseudometric(inst)  # unit "+"/"-" weights: not a pseudometric instance
+    clean, clean_labels = flipped_sbm(12, 3, 0.0, 0)
+    u, v = np.triu_indices(12, 1)
+    np.testing.assert_array_equal(clean.w_plus, (clean_labels[u] == clean_labels[v]).astype(float))
+    for bad in (0.5, 0.7, -0.1):
+        with pytest.raises(ValueError, match="flip"):
+            flipped_sbm(12, 3, bad, 0)
+    with pytest.raises(TypeError, match="flip"):
+        flipped_sbm(12, 3, "0.2", 0)
+
+
+@pytest.mark.parametrize("noise", [0.1, 0.3])
+def test_noisy_cluster_metric_lp_is_integral_as_its_docstring_says(noise):
+    """The closure keeps the LP integral at every noise level; the docstring must not claim otherwise."""
+    for seed in (0, 1):
+        inst, _ = noisy_cluster_metric(16, 4, noise, seed)
+        assert fractional_share(metric_lp(inst).x) == 0.0
+    doc = noisy_cluster_metric.__doc__
+    assert "integral" in doc and "keeps the metric LP\n    fractional" not in doc

@@ -71,9 +71,9 @@ def test_witness_criteria_split_the_sharpness_check():
     assert _passed(crit) == [True, True, True, False, True]
 
 
-def _ratio_result(ours, rivals, exact, cs=(0.25, 0.5, 1.0, 2.0)):
+def _ratio_result(ours, rivals, exact, cs=(0.25, 0.5, 1.0, 2.0), fractional=0.4):
     """A one-family, one-instance RatioResult with the given instance-mean ratios."""
-    cfg = E.RatioConfig(n=10, families=("noisy_cluster",), instances=1, cs=tuple(cs), runs=1)
+    cfg = E.RatioConfig(n=10, families=("flipped_sbm",), instances=1, cs=tuple(cs), runs=1)
     C = len(cs)
     ratio = {m: np.full((1, 1, C), 9.0) for m in E.METHODS}
     ratio["sparse_lp_pivot"] = np.array(ours, dtype=float).reshape(1, 1, C)
@@ -85,7 +85,8 @@ def _ratio_result(ours, rivals, exact, cs=(0.25, 0.5, 1.0, 2.0)):
         config=cfg,
         lp_star=np.ones((1, 1)),
         full_ratio=full,
-        fractional=np.zeros((1, 1)),
+        fractional=np.full((1, 1), fractional),
+        imputed_fractional=np.full((1, 1, C), fractional),
         ratio=ratio,
         imputed_ratio={r: ratio["sparse_lp_pivot"].copy() for r in full},
         gamma_oracle=zeros,
@@ -98,7 +99,7 @@ def _ratio_result(ours, rivals, exact, cs=(0.25, 0.5, 1.0, 2.0)):
 
 def test_robust_criteria_translate_the_three_checks():
     res = _ratio_result([2.0, 1.5, 1.2, 1.03], {"naive_half": [2.5, 2.0, 1.5, 1.2]}, 1.0)
-    crit = V.robust_criteria(res, labels={"noisy_cluster": "noisy"})
+    crit = V.robust_criteria(res, labels={"flipped_sbm": "noisy"})
     assert _passed(crit) == [True, True, True]
     assert crit[0].value == pytest.approx(0.03) and crit[0].threshold == 0.05
     # the distance at c = 1 against the distance at c = 0.25
@@ -163,3 +164,74 @@ def test_unbounded_criteria_and_seeds():
     flat = dataclasses.replace(adv, ratio={m: np.ones((3, 2)) for m in E.ADVERSARIAL_METHODS})
     decision = decide_over_seeds({0: V.unbounded_criteria(adv), 1: V.unbounded_criteria(flat)})
     assert decision.verdict == "partly" and decision.seed_verdicts == ("reproduced", "partly")
+
+
+def _stack(*results):
+    """Concatenate one-family results into one multi-family RatioResult (families renamed in order)."""
+    families = ("noisy_cluster", "random_metric", "flipped_sbm")[: len(results)]
+    cfg = dataclasses.replace(results[0].config, families=families)
+
+    def cat(get):
+        return np.concatenate([get(r) for r in results], axis=0)
+
+    return E.RatioResult(
+        config=cfg,
+        lp_star=cat(lambda r: r.lp_star),
+        full_ratio={k: cat(lambda r, k=k: r.full_ratio[k]) for k in results[0].full_ratio},
+        fractional=cat(lambda r: r.fractional),
+        imputed_fractional=cat(lambda r: r.imputed_fractional),
+        ratio={k: cat(lambda r, k=k: r.ratio[k]) for k in results[0].ratio},
+        imputed_ratio={k: cat(lambda r, k=k: r.imputed_ratio[k]) for k in results[0].imputed_ratio},
+        gamma_oracle=cat(lambda r: r.gamma_oracle),
+        gamma_holdout=cat(lambda r: r.gamma_holdout),
+        no_witness=cat(lambda r: r.no_witness),
+        imputation_error=cat(lambda r: r.imputation_error),
+        m=results[0].m,
+    )
+
+
+def test_exact_marginal_criteria_hold_per_family():
+    """S5 per family: one family above 1.5 makes the claim partly even if the pooled median is not."""
+    fine = _ratio_result([1.0] * 4, {}, 1.0)
+    high = _ratio_result([1.0] * 4, {}, 1.6)
+    crit = V.exact_marginal_criteria(_stack(fine, fine, high), labels={"flipped_sbm": "SBM"})
+    assert len(crit) == 2 * 3
+    assert _passed(crit) == [True, True, True, True, True, False]
+    assert crit[-1].name.startswith("SBM: median") and crit[-1].value == pytest.approx(1.6)
+    assert decide(crit).verdict == "partly"  # pooled, the median 1.0 would have passed
+    over = _ratio_result([1.0] * 4, {}, 3.5)
+    assert _passed(V.exact_marginal_criteria(over)) == [False, False]
+
+
+def test_lipschitz_criteria_skip_integral_families_and_judge_each_fractional_one():
+    base = _ratio_result([2.0, 1.5, 1.2, 1.03], {}, 1.0)
+
+    def with_threshold(res, excess, fractional):
+        imputed = dict(res.imputed_ratio)
+        imputed["threshold"] = (1.0 + np.array(excess, dtype=float)).reshape(1, 1, 4)
+        return dataclasses.replace(res, imputed_ratio=imputed, fractional=np.full((1, 1), fractional))
+
+    acn = base.rounding_excess("acn")[0, 0]
+    integral = with_threshold(base, acn, 0.0)  # identical rules: relative difference 0 (would fail)
+    better = with_threshold(base, acn + 0.01, 0.4)
+    worse = with_threshold(base, acn.mean() - 0.01 + 0.5 * (acn - acn.mean()), 0.4)
+    grid = _stack(integral, better, worse)
+    assert V.lipschitz_families(grid) == ("random_metric", "flipped_sbm")
+    crit = V.lipschitz_criteria(grid)
+    assert len(crit) == 2 and _passed(crit) == [True, False]
+    assert crit[0].name.startswith("random_metric: ") and crit[1].scale == 1.0
+    assert decide(crit).verdict == "partly"
+    only_integral = V.lipschitz_criteria(_stack(integral))
+    assert len(only_integral) == 1 and not only_integral[0].passed
+    with pytest.raises(ValueError, match="min_share"):
+        V.lipschitz_families(grid, min_share=1.5)
+    # pooled over seeds: a family fractional on one seed's instances and integral on another's counts
+    # on both seeds, so every seed is decided on the same criteria
+    other = _stack(integral, with_threshold(base, acn + 0.01, 0.0), worse)
+    assert V.lipschitz_families(other) == ("flipped_sbm",)
+    assert V.lipschitz_families(grid, other) == ("random_metric", "flipped_sbm")  # (0.4 + 0) / 2 >= 0.1
+    fixed = V.lipschitz_families(grid, other)
+    seeds = {0: V.lipschitz_criteria(grid, families=fixed), 1: V.lipschitz_criteria(other, families=fixed)}
+    assert decide_over_seeds(seeds).verdict == "partly"
+    with pytest.raises(ValueError, match="families"):
+        V.lipschitz_criteria(grid, families=("blobs",))
