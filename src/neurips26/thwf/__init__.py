@@ -16,7 +16,8 @@ derive each one; the book numbers them per page):
 (3) loss ``F(h, x) = ||𝒜(h x^*) − y||²``;
 (4) Wirtinger gradients ``∇_h F = 𝒜^*(r) x``, ``∇_x F = 𝒜^*(r)^* h`` with ``r = 𝒜(h x^*) − y``;
 (5) sparse spectral initialiser: supports from ``|𝒜^*(y)|``, leading singular pair of the block;
-(6) gradient step with step ``η/d̂``; (7) thresholding ``𝒯`` (hard top-s or complex soft);
+(6) gradient step with step ``η/σ̂``, ``σ̂ = max(||y||, ||h⁰|| ||x⁰||)``;
+(7) thresholding ``𝒯`` (hard top-s or complex soft);
 (8) adaptive soft-threshold levels; (9) lifted error ``||h x^* − h₀x₀^*||_F / ||h₀x₀^*||_F``;
 (10) image model ``Y = k ⊛ D^{-1}(X) + E``; (11) image loss; (12) image gradients by FFT.
 """

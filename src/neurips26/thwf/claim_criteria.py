@@ -201,6 +201,21 @@ def psnr_order_criteria(deblur: Sequence[DeblurComparison]) -> list[Criterion]:
     ]
 
 
+def by_kernel_case(per_case: dict[str, list[Criterion]]) -> list[Criterion]:
+    """One claim's criteria for each kernel case (``"random"``, ``"centred"``), names prefixed by the case.
+
+    The image claims are decided on both kinds of kernel side by side with the same thresholds:
+    *reproduced* needs every criterion of both cases, *partly* some of them.
+    """
+    if not isinstance(per_case, dict) or not per_case:
+        raise ValueError("per_case must be a non-empty dict of case -> criteria")
+    return [
+        dataclasses.replace(c, name=f"{case} supports: {c.name}")
+        for case, criteria in per_case.items()
+        for c in criteria
+    ]
+
+
 def kernel_support_criteria(deblur: Sequence[DeblurComparison]) -> list[Criterion]:
     """``image-kernel-support``: ThWF's exact kernel support on at least half of the image seeds."""
     if not deblur:

@@ -13,13 +13,21 @@
 
 Choices [ours], because the paper's image experiment is not available:
 
-* **Initialiser.** The paper's image initialiser is unknown (only the abstract was found; the
-  spectral initialiser of §3.3 needs ``A^*(Y)``, of size ``w² × n1n2``, which grows too fast
-  for images).
-  We start from ``k⁰ = δ`` (a delta at the window centre) and ``X⁰ = H_{s_x}(D Y)``, the top-``s_x``
-  DCT coefficients of the blurred image. The dense baseline starts from the same point: from the
-  full ``(δ, D Y)`` the residual, hence the gradient, is exactly zero (the trivial "no blur"
-  solution), so dense iterations could not move at all.
+* **Initialiser** (:func:`support_screening_init`, the default). The paper's image initialiser is
+  unknown (only the abstract was found). The 1-D method screens the kernel taps with the
+  back-projection ``𝒜^*(y)`` (Eq. (5)), which works because the random dictionary makes
+  ``𝔼 𝒜^*𝒜 = I``. For an image the row of ``𝒜^*(Y)`` for tap ``i`` is ``D(Y shifted by −offset_i)``,
+  and every shift of a smooth image has nearly the same low-frequency DCT coefficients, so those
+  rows hardly differ and their maxima cannot pick the taps. We screen the taps by the loss
+  instead: greedily add, then swap, single taps of a kernel with equal weights on its support, each
+  candidate scored by ``F`` at ``(k, H_{s_x}(D ĝ_k))`` where ``ĝ_k`` is the Tikhonov deconvolution of
+  ``Y`` by ``k`` (``λ = 10^{-2}``, relative to ``|K(0)|² = 1``) [ours]. The start is that kernel and
+  those coefficients. It places no tap by assumption, so kernels whose support avoids the window
+  centre can be found.
+  :func:`initial_estimate` keeps the older start ``k⁰ = δ`` (a delta at the window centre) with
+  ``X⁰ = H_{s_x}(D Y)`` (``init="delta"``): it can only find kernels with a tap at the centre,
+  since from it ThWF stays at the "no blur" solution otherwise. The dense baseline starts from the
+  same point as ThWF (from the full ``(δ, D Y)`` the gradient is exactly zero).
 * **Step rule.** Alternating (Gauss–Seidel) block steps, kernel then coefficients. Each block
   uses the exact line-search step along its gradient restricted to the current support (the
   normalised-IHT step of Blumensath & Davies, 2010; on the whole block for the dense method),
@@ -48,9 +56,11 @@ from neurips26.thwf.image_model import (
     embed_kernel,
     keep_largest,
 )
-from neurips26.validation import check_float, check_int
+from neurips26.validation import check_array, check_choice, check_float, check_int
 
 _MAX_HALVINGS = 30  # a step shrunk 2^30-fold is numerically zero: keep the old block instead
+INITS: tuple[str, ...] = ("screening", "delta")
+SCREENING_REGULARIZATION = 1e-2  # λ of the screening's Tikhonov step, relative to |K(0)|² = 1 [ours]
 
 
 @dataclass(frozen=True)
@@ -74,6 +84,72 @@ def initial_estimate(observation: np.ndarray, window: int, s_x: int | None) -> t
     kernel = np.zeros((w, w))
     kernel[w // 2, w // 2] = 1.0
     return kernel, coeffs
+
+
+def _screening_fit(
+    y_hat: np.ndarray, observation: np.ndarray, kernel: np.ndarray, s_x: int, lam: float
+) -> tuple[float, np.ndarray]:
+    """``F(k, X_k)`` with ``X_k = H_{s_x}(D ĝ)``, ``ĝ`` the Tikhonov deconvolution of ``Y`` by ``k``."""
+    shape = observation.shape
+    k_hat = scipy.fft.rfft2(embed_kernel(kernel, shape))
+    g = scipy.fft.irfft2(np.conj(k_hat) * y_hat / (np.abs(k_hat) ** 2 + lam), s=shape)
+    coeffs = keep_largest(scipy.fft.dctn(g, norm="ortho"), s_x)
+    fit = scipy.fft.irfft2(k_hat * scipy.fft.rfft2(scipy.fft.idctn(coeffs, norm="ortho")), s=shape)
+    return float(np.sum((fit - observation) ** 2)), coeffs
+
+
+def support_screening_init(
+    observation: np.ndarray,
+    window: int,
+    s_h: int,
+    s_x: int,
+    regularization: float = SCREENING_REGULARIZATION,
+    swap_rounds: int = 3,
+) -> tuple[np.ndarray, np.ndarray]:
+    """ThWF-2D's start: the kernel support screened by the loss, anywhere in the window. [ours]
+
+    A candidate support ``S`` is scored by ``F(k_S, X_S)``: ``k_S`` has equal weights ``1/|S|`` on
+    ``S`` (so ``K(0) = 1``), and ``X_S = H_{s_x}(D ĝ)`` with ``ĝ`` the Tikhonov deconvolution
+    ``F^{-1}[conj(K) F(Y) / (|K|² + λ)]``. Greedy forward selection adds the best tap ``s_h`` times,
+    then up to ``swap_rounds`` rounds replace single taps while that lowers the score. Returns
+    ``(k⁰, X⁰) = (k_Ŝ, X_Ŝ)``. Cost: about ``(1 + swap_rounds) · s_h · w²`` scores of a few FFTs each.
+    """
+    observation = check_image("observation", observation)
+    w = check_window("window", window, observation.shape)
+    s_h = check_int("s_h", s_h, minimum=1, maximum=w * w)
+    s_x = check_int("s_x", s_x, minimum=1, maximum=observation.size)
+    lam = check_float("regularization", regularization, minimum=0.0, strict_min=True)
+    swap_rounds = check_int("swap_rounds", swap_rounds, minimum=0)
+    y_hat = scipy.fft.rfft2(observation)
+
+    def score(taps: list[int]) -> float:
+        kernel = np.zeros(w * w)
+        kernel[taps] = 1.0 / len(taps)
+        return _screening_fit(y_hat, observation, kernel.reshape(w, w), s_x, lam)[0]
+
+    support: list[int] = []
+    for _ in range(s_h):  # greedy forward selection (ties: the lowest flat index)
+        candidates = [i for i in range(w * w) if i not in support]
+        scores = [score(support + [i]) for i in candidates]
+        support.append(candidates[int(np.argmin(scores))])
+    best = score(support)
+    for _ in range(swap_rounds):  # single-tap swaps while the score drops
+        improved = False
+        for position in range(s_h):
+            for i in range(w * w):
+                if i in support:
+                    continue
+                trial = support.copy()
+                trial[position] = i
+                value = score(trial)
+                if value < best:
+                    support, best, improved = trial, value, True
+        if not improved:
+            break
+    kernel = np.zeros(w * w)
+    kernel[support] = 1.0 / s_h
+    kernel = kernel.reshape(w, w)
+    return kernel, _screening_fit(y_hat, observation, kernel, s_x, lam)[1]
 
 
 def normalize_kernel_gain(kernel: np.ndarray, coeffs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -209,6 +285,28 @@ def _alternating_descent(
     )
 
 
+def _start(
+    observation: np.ndarray,
+    w: int,
+    s_h: int,
+    s_x: int | None,
+    init: str,
+    start: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The starting point ``(k⁰, X⁰)``: given, screened (:func:`support_screening_init`) or delta."""
+    if start is not None:
+        if not isinstance(start, tuple) or len(start) != 2:
+            raise TypeError("start must be a (kernel, coeffs) tuple")
+        kernel = check_kernel("start[0]", start[0], observation.shape)
+        if kernel.shape[0] != w:
+            raise ValueError(f"start[0] must be a {w} × {w} window; got {kernel.shape}")
+        coeffs = check_array("start[1]", start[1], shape=observation.shape, complex_ok=False)
+        return kernel.copy(), coeffs.astype(np.float64)
+    if check_choice("init", init, INITS) == "delta":
+        return initial_estimate(observation, w, s_x)
+    return support_screening_init(observation, w, s_h, s_x if s_x is not None else observation.size)
+
+
 def thwf_2d(
     observation: np.ndarray,
     window: int,
@@ -216,12 +314,16 @@ def thwf_2d(
     s_x: int,
     iterations: int = 300,
     tol: float = 1e-12,
+    *,
+    init: str = "screening",
+    start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> DeblurResult:
-    """ThWF for images (§3.6): thresholded alternating gradient steps from :func:`initial_estimate`.
+    """ThWF for images (§3.6): thresholded alternating gradient steps from a start.
 
     Each iteration: ``k ← H_{s_h}(k − μ_k ∇_k F)``, then ``X ← H_{s_x}(X − μ_X ∇_X F)``
     (Eq. (12) gradients, steps from the exact line search of ``_block_step``). Stops early only
-    when the relative decrease of ``F`` falls below ``tol``.
+    when the relative decrease of ``F`` falls below ``tol``. The start is ``start`` if given, else
+    :func:`support_screening_init` (``init="screening"``) or :func:`initial_estimate` (``"delta"``).
     """
     observation = check_image("observation", observation)
     w = check_window("window", window, observation.shape)
@@ -229,28 +331,33 @@ def thwf_2d(
     s_x = check_int("s_x", s_x, minimum=1, maximum=observation.size)
     iterations = check_int("iterations", iterations, minimum=0)
     tol = check_float("tol", tol, minimum=0.0)
-    kernel, coeffs = initial_estimate(observation, w, s_x)
+    kernel, coeffs = _start(observation, w, s_h, s_x, init, start)
     return _alternating_descent(observation, kernel, coeffs, s_h, s_x, iterations, tol)
 
 
 def dense_wf_2d(
     observation: np.ndarray,
     window: int,
+    s_h_init: int,
     s_x_init: int,
     iterations: int = 300,
     tol: float = 1e-12,
+    *,
+    init: str = "screening",
+    start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> DeblurResult:
     """Dense WF for images: the iterations of :func:`thwf_2d` without any thresholding.
 
-    Starts from the same point as ThWF (``s_x_init`` = ThWF's ``s_x``): from the unthresholded
-    ``(δ, D Y)`` the gradient is exactly zero, so the comparison isolates the thresholding.
+    Starts from the same point as ThWF (``s_h_init``, ``s_x_init`` = ThWF's sparsities, used only by
+    the start), so the comparison isolates the thresholding.
     """
     observation = check_image("observation", observation)
     w = check_window("window", window, observation.shape)
+    s_h_init = check_int("s_h_init", s_h_init, minimum=1, maximum=w * w)
     s_x_init = check_int("s_x_init", s_x_init, minimum=1, maximum=observation.size)
     iterations = check_int("iterations", iterations, minimum=0)
     tol = check_float("tol", tol, minimum=0.0)
-    kernel, coeffs = initial_estimate(observation, w, s_x_init)
+    kernel, coeffs = _start(observation, w, s_h_init, s_x_init, init, start)
     return _alternating_descent(observation, kernel, coeffs, None, None, iterations, tol)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.fft
 
 from neurips26.thwf.threshold import hard_threshold_kernel
-from neurips26.validation import check_array, check_float, check_int, check_seed
+from neurips26.validation import check_array, check_choice, check_float, check_int, check_seed
 
 # ---------------------------------------------------------------------------------------------
 # argument checks shared by this file and the other image modules
@@ -221,17 +221,31 @@ def sparse_test_image(size: int = 64, s_x: int = 400, crop: int = 256) -> tuple[
     return scipy.fft.idctn(coeffs, norm="ortho"), coeffs
 
 
-def sparse_blur_kernel(window: int = 7, s_h: int = 3, seed: int = 0) -> np.ndarray:
-    """A seeded ``s_h``-tap motion-blur-like kernel in a ``window × window`` array.
+KERNEL_SUPPORTS: tuple[str, ...] = ("random", "centred")
+"""How :func:`sparse_blur_kernel` places the taps: anywhere in the window, or a walk from its centre."""
 
-    The taps form a self-avoiding random walk through 8-neighbours that starts at the window
-    centre (a short camera-shake trajectory); their weights are uniform in [0.5, 1.5] and then
-    normalised, so the kernel is non-negative and sums to 1. Random weights make exact zeros of
-    the kernel spectrum unlikely.
+
+def sparse_blur_kernel(window: int = 7, s_h: int = 3, seed: int = 0, support: str = "random") -> np.ndarray:
+    """A seeded ``s_h``-tap non-negative kernel in a ``window × window`` array, summing to 1.
+
+    ``support="random"`` (the model of §3.6: an ``s_h``-sparse kernel anywhere in its window): the
+    taps are ``s_h`` distinct positions drawn uniformly from the window. ``support="centred"``: the
+    taps form a self-avoiding random walk through 8-neighbours that starts at the window centre (a
+    short camera-shake trajectory); such a kernel always has a tap where the delta start of
+    :func:`~neurips26.thwf.image_deblur.initial_estimate` puts its mass. Weights are uniform in
+    [0.5, 1.5], then normalised; random weights make exact zeros of the kernel spectrum unlikely.
     """
     w = check_window("window", window)
     s_h = check_int("s_h", s_h, minimum=1, maximum=w * w)
-    rng = np.random.default_rng(check_seed("seed", seed))
+    seed = check_seed("seed", seed)
+    check_choice("support", support, KERNEL_SUPPORTS)
+    kernel = np.zeros((w, w))
+    if support == "random":
+        rng = np.random.default_rng([seed, 2])  # a stream of its own (not the centred walk's)
+        taps = rng.choice(w * w, size=s_h, replace=False)
+        kernel.ravel()[taps] = rng.uniform(0.5, 1.5, size=s_h)
+        return kernel / kernel.sum()
+    rng = np.random.default_rng(seed)
     c = w // 2
     path = [(c, c)]
     taken = {(c, c)}
@@ -249,7 +263,6 @@ def sparse_blur_kernel(window: int = 7, s_h: int = 3, seed: int = 0) -> np.ndarr
                 path.append(nxt)
                 taken.add(nxt)
                 break
-    kernel = np.zeros((w, w))
     rows, cols = zip(*path, strict=True)
     kernel[list(rows), list(cols)] = rng.uniform(0.5, 1.5, size=s_h)
     return kernel / kernel.sum()
@@ -276,8 +289,12 @@ def make_deblur_problem(
     noise_level: float = 0.01,
     seed: int = 0,
     crop: int = 256,
+    support: str = "random",
 ) -> DeblurProblem:
     """Build Eq. (10) from the camera crop: sparse image, seeded kernel, bounded noise.
+
+    ``support`` places the kernel's taps (:func:`sparse_blur_kernel`): ``"random"`` anywhere in the
+    window (the model), ``"centred"`` on a walk from the window centre.
 
     The noise is bounded as in the chapter's model: a seeded Gaussian direction rescaled to
     ``||E|| = noise_level · ||k ⊛ g||`` exactly.
@@ -289,7 +306,7 @@ def make_deblur_problem(
     noise_level = check_float("noise_level", noise_level, minimum=0.0, maximum=1.0)
     seed = check_seed("seed", seed)
     image, coeffs = sparse_test_image(size, s_x, crop)
-    kernel = sparse_blur_kernel(w, s_h, seed)
+    kernel = sparse_blur_kernel(w, s_h, seed, support)
     clean = forward(kernel, coeffs)
     direction = np.random.default_rng([seed, 1]).standard_normal(clean.shape)
     noise_norm = noise_level * float(np.linalg.norm(clean))

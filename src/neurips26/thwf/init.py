@@ -37,7 +37,9 @@ class Initialization:
     """Initial factors and what the initialiser estimated (leading axes = batch, if any).
 
     ``h`` (…, K), ``x`` (…, N); ``support_h``/``support_x`` boolean masks of the chosen supports;
-    ``d_hat = ||y||`` (the scale estimate used by the step size); ``sigma1`` the leading singular value.
+    ``d_hat = ||y||`` (the data's scale, for the screening level and the divergence test); ``sigma1``
+    the leading singular value, ``= ||h⁰|| ||x⁰||`` (the initial estimate's scale; with ``d_hat`` it
+    sets ThWF's step).
     """
 
     h: np.ndarray

@@ -1,10 +1,14 @@
 """The random-subspace model of sparse blind deconvolution (chapter 01, Eq. (1)).
 
 A length-``M`` circular convolution ``y = f ⊛ g + e`` of a kernel ``f = [h; 0]`` (``h`` in C^K,
-``s_h``-sparse) and a signal ``g = C x`` (``x`` in C^N, ``s_x``-sparse) becomes, after a unitary
-DFT of both sides, the *lifted* linear model
+``s_h``-sparse) and a signal ``g = C x̄`` (the *conjugate* of the ``s_x``-sparse code ``x`` in C^N,
+with ``A = sqrt(M) conj(F_M C)``) becomes, after a unitary DFT ``F_M`` of both sides, the *lifted*
+linear model
 
     y_l = (b_l^* h) · conj(a_l^* x) + e_l = b_l^* (h x^*) a_l + e_l,      l = 1, ..., M,
+
+(the convolution theorem gives ``sqrt(M) (F_M g)_l = conj(a_l^* x)``, which is conjugate-linear in
+``x``: no dictionary maps ``x`` itself to ``g``; :func:`time_domain_signals` builds ``f`` and ``g``)
 
 i.e. ``y = 𝒜(h x^*) + e`` with ``𝒜(Z)_l = b_l^* Z a_l``. Here ``B`` (rows ``b_l^*``) holds the first
 ``K`` columns of the unitary ``M``-point DFT, so ``B^* B = I_K``, and ``A`` (rows ``a_l^*``) has
@@ -107,6 +111,21 @@ def forward(a: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
     a = check_operator_args(a)
     h, x = check_factors(a, h, x)
     return forward_kernel(a, h, x)
+
+
+def time_domain_signals(a: np.ndarray, h: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The time-domain pair ``(f, g)`` behind :func:`forward`: ``f = [h; 0]`` and ``g = C x̄``.
+
+    ``C = F_M^* conj(A) / sqrt(M)`` is the dictionary with ``A = sqrt(M) conj(F_M C)``, so
+    ``F_M(f ⊛ g) = forward(A, h, x)`` (unitary DFT, circular convolution of length ``M``).
+    """
+    a = check_operator_args(a)
+    h, x = check_factors(a, h, x)
+    m = a.shape[-2]
+    f = np.concatenate([h, np.zeros(h.shape[:-1] + (m - h.shape[-1],), dtype=h.dtype)], axis=-1)
+    dictionary = np.fft.ifft(np.conj(a), axis=-2, norm="ortho") / np.sqrt(m)  # C = F_M^* conj(A)/sqrt(M)
+    g = (dictionary @ np.conj(x)[..., None])[..., 0]  # g = C x̄
+    return f, g
 
 
 def lifted_forward(a: np.ndarray, z: np.ndarray) -> np.ndarray:

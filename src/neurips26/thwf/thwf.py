@@ -2,8 +2,16 @@
 
 Starting from a spectral initialisation ``(h⁰, x⁰)``, repeat
 
-    h̃ = h^t - (η/d̂) 𝒜^*(r^t) x^t,      x̃ = x^t - (η/d̂) 𝒜^*(r^t)^* h^t,      r^t = 𝒜(h^t x^{t*}) - y,
+    h̃ = h^t - (η/σ̂) 𝒜^*(r^t) x^t,      x̃ = x^t - (η/σ̂) 𝒜^*(r^t)^* h^t,      r^t = 𝒜(h^t x^{t*}) - y,
     h^{t+1} = 𝒯_h(h̃),                  x^{t+1} = 𝒯_x(x̃),
+
+with ``σ̂ = max(||y||, ||h⁰|| ||x⁰||)``. The curvature of ``F`` along ``h`` is about ``||x||²`` and
+along ``x`` about ``||h||²``: ``≈ ||h⁰|| ||x⁰|| = σ1`` at the start (the leading singular value the
+initialiser returns) and ``≈ ||h0|| ||x0|| ≈ ||y||`` near the solution. Scaling the step by the larger
+of the two keeps it stable at both ends, and it is one rule for every start. From the sparse start
+``σ1 ≈ ||y||``; the dense start's ``σ1`` exceeds ``||y||`` (its noise adds to the block), and a step of
+``η/||y||`` from it overshoots and diverges even where the start is usable. Both ablations therefore
+use the same rule as ThWF and differ from it in one ingredient only.
 
 with ``𝒯`` the hard top-``s`` threshold (default), the adaptive complex soft threshold, or the
 identity (``threshold="none"``: plain Wirtinger flow, an ablation). ``init="dense"`` starts from the
@@ -115,6 +123,12 @@ def _threshold_step(a, r, h, x, h_new, x_new, s_h, s_x, step, cfg: _Settings):
     return h_new, x_new
 
 
+def _step(eta: float, start: Initialization) -> np.ndarray:
+    """The step ``η/σ̂`` with ``σ̂ = max(||y||, ||h⁰|| ||x⁰||)`` (1 if both are zero)."""
+    scale = np.maximum(start.d_hat, start.sigma1)
+    return eta / np.where(scale > 0, scale, 1.0)
+
+
 def _relative_change(h, x, h_new, x_new) -> np.ndarray:
     """||(h', x') - (h, x)|| / ||(h, x)|| along the last axis (0 when both are zero)."""
     num = np.sqrt(np.sum(np.abs(h_new - h) ** 2, axis=-1) + np.sum(np.abs(x_new - x) ** 2, axis=-1))
@@ -148,8 +162,9 @@ def thwf(
     ``s_h``, ``s_x``: the sparsities (known, for the hard threshold and the top-``s`` init).
     ``init``: ``"sparse"`` (ThWF) or ``"dense"`` (ablation). ``threshold``: ``"hard"`` (ThWF),
     ``"soft"`` (adaptive level with constant ``beta``) or ``"none"`` (ablation). ``eta``: step,
-    scaled by ``1/d̂``. Stops at relative change ``< tol`` (converged), on a non-finite or exploding
-    iterate (diverged), or after ``max_iter`` iterations.
+    scaled by ``1/σ̂`` with ``σ̂ = max(||y||, ||h⁰|| ||x⁰||)`` (the same rule for every ``init``).
+    Stops at relative change ``< tol`` (converged), on a non-finite or exploding iterate (diverged),
+    or after ``max_iter`` iterations.
     """
     if not isinstance(problem, Problem):
         raise TypeError(
@@ -162,7 +177,7 @@ def thwf(
 
     start = _initialize(problem, s_h, s_x, cfg)
     h, x = start.h, start.x
-    step = cfg.eta / start.d_hat  # η / d̂
+    step = float(_step(cfg.eta, start))  # η / σ̂, σ̂ = max(||y||, ||h⁰|| ||x⁰||)
     errors = [lifted_error_kernel(h, x, problem.h0, problem.x0)] if problem.has_truth else None
     iterations, converged, diverged = 0, False, False
     for t in range(cfg.max_iter):
@@ -212,7 +227,7 @@ def thwf_batch(
 
     start = _initialize(batch, s_h, s_x, cfg)
     h_out, x_out = start.h.copy(), start.x.copy()
-    step_all = cfg.eta / start.d_hat
+    step_all = _step(cfg.eta, start)
     truth = batch.has_truth
     errors = np.full((total, cfg.max_iter + 1), np.nan) if truth else None
     if truth:

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from neurips26.criteria import decide, decide_over_seeds
+from neurips26.criteria import above, at_least, decide, decide_over_seeds
 from neurips26.thwf import claim_criteria as cc
 from neurips26.thwf.experiments import (
     ConvergenceResult,
@@ -152,3 +152,20 @@ def test_image_criteria_pool_the_seeds():
     assert not cc.kernel_support_criteria(runs + [deblur(1, 0, -1, 0.5)] * 3)[0].passed  # 3 of 7
     with pytest.raises(ValueError):
         cc.psnr_order_criteria([])
+
+
+def test_image_criteria_are_kept_per_kernel_case_with_their_thresholds():
+    per_case = {
+        "random": [at_least("seeds with exact support", 1, 2.5)],
+        "centred": [at_least("seeds with exact support", 5, 2.5), above("gap", 1.0, 0.0, scale=1.0)],
+    }
+    merged = cc.by_kernel_case(per_case)
+    assert [c.name for c in merged] == [
+        "random supports: seeds with exact support",
+        "centred supports: seeds with exact support",
+        "centred supports: gap",
+    ]
+    assert [c.threshold for c in merged] == [2.5, 2.5, 0.0]
+    assert decide(merged).verdict == "partly"
+    with pytest.raises(ValueError, match="per_case"):
+        cc.by_kernel_case({})

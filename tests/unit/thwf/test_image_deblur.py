@@ -16,6 +16,7 @@ from neurips26.thwf.image_deblur import (
     normalize_kernel_gain,
     oracle_deconvolution,
     oracle_sparse_deconvolution,
+    support_screening_init,
     thwf_2d,
     tikhonov_residual_norm,
 )
@@ -98,12 +99,12 @@ def test_thwf_decreases_the_loss_and_keeps_sparsity(small_problem) -> None:
     np.testing.assert_allclose(run.image, scipy.fft.idctn(run.coeffs, norm="ortho"), atol=1e-14)
 
 
-def test_thwf_starts_from_delta_and_blurred_top_coefficients(small_problem) -> None:
+def test_thwf_delta_start_is_delta_and_blurred_top_coefficients(small_problem) -> None:
     p = small_problem
     kernel, coeffs = initial_estimate(p.observation, 5, p.s_x)
     assert kernel[2, 2] == 1.0 and np.count_nonzero(kernel) == 1
     assert np.count_nonzero(coeffs) == p.s_x
-    run = thwf_2d(p.observation, 5, p.s_h, p.s_x, iterations=0)
+    run = thwf_2d(p.observation, 5, p.s_h, p.s_x, iterations=0, init="delta")
     assert run.loss_history[0] == pytest.approx(loss(kernel, coeffs, p.observation), rel=1e-12)
     np.testing.assert_allclose(run.coeffs, coeffs, atol=1e-14)
 
@@ -111,14 +112,61 @@ def test_thwf_starts_from_delta_and_blurred_top_coefficients(small_problem) -> N
 def test_thwf_leaves_an_unblurred_sparse_image_unchanged() -> None:
     # s_h = 1 and no noise: the initial point (δ, top-s_x(D Y)) already has zero loss
     image, coeffs = sparse_test_image(16, 40)
-    run = thwf_2d(image, 3, 1, 40, iterations=20)
+    run = thwf_2d(image, 3, 1, 40, iterations=20, init="delta")
     assert run.loss_history[-1] < 1e-25
     np.testing.assert_allclose(run.image, image, atol=1e-12)
 
 
+# A 3-tap kernel whose support avoids the window centre (the support make_deblur_problem(size=32,
+# window=5, s_h=3, s_x=100, seed=2, support="random") draws), written out so the test does not depend on
+# the generator.
+_OFF_CENTRE_TAPS = {(1, 1): 0.3194, (2, 1): 0.3310, (4, 0): 0.3496}
+
+
+def _off_centre_problem() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    image, coeffs = sparse_test_image(32, 100)
+    kernel = np.zeros((5, 5))
+    for tap, weight in _OFF_CENTRE_TAPS.items():
+        kernel[tap] = weight
+    kernel /= kernel.sum()
+    clean = forward(kernel, coeffs)
+    noise = np.random.default_rng(0).standard_normal(clean.shape)
+    return image, kernel, clean + 0.01 * np.linalg.norm(clean) * noise / np.linalg.norm(noise)
+
+
+def test_thwf_recovers_a_kernel_whose_support_avoids_the_window_centre() -> None:
+    # The model's kernel is s_h-sparse anywhere in its window. From a delta at the centre ThWF stays at
+    # the "no blur" solution (PSNR of the blurred input); the screened start finds the taps.
+    image, kernel, y = _off_centre_problem()
+    assert kernel[2, 2] == 0.0
+    run = thwf_2d(y, 5, 3, 100, iterations=60)
+    assert kernel_support_recovered(run.kernel, kernel)
+    assert psnr(run.image, image) > psnr(y, image) + 15.0
+    stuck = thwf_2d(y, 5, 3, 100, iterations=60, init="delta")
+    assert psnr(stuck.image, image) < psnr(y, image) + 1.0
+
+
+def test_support_screening_init_is_an_equal_weight_s_h_tap_kernel_and_finds_the_taps() -> None:
+    _, kernel, y = _off_centre_problem()
+    k0, x0 = support_screening_init(y, 5, 3, 100)
+    assert np.count_nonzero(k0) == 3 and k0.sum() == pytest.approx(1.0, abs=1e-12)
+    np.testing.assert_allclose(k0[k0 != 0], 1.0 / 3.0)
+    assert kernel_support(k0) == kernel_support(kernel)
+    assert np.count_nonzero(x0) == 100
+    # the start is the one the library's ThWF-2D uses, and it is deterministic
+    run = thwf_2d(y, 5, 3, 100, iterations=0)
+    assert run.loss_history[0] == pytest.approx(loss(k0, x0, y), rel=1e-12)
+    with pytest.raises(ValueError, match="s_h"):
+        support_screening_init(y, 5, 26, 100)
+    with pytest.raises(ValueError, match="regularization"):
+        support_screening_init(y, 5, 3, 100, regularization=0.0)
+    with pytest.raises(ValueError, match="init"):
+        thwf_2d(y, 5, 3, 100, init="centre")
+
+
 def test_dense_wf_is_monotone_finite_and_fits_at_least_as_well_as_thwf(small_problem) -> None:
     p = small_problem
-    dense = dense_wf_2d(p.observation, 5, p.s_x, iterations=30)
+    dense = dense_wf_2d(p.observation, 5, p.s_h, p.s_x, iterations=30)
     sparse = thwf_2d(p.observation, 5, p.s_h, p.s_x, iterations=30)
     assert np.all(np.isfinite(dense.image)) and np.all(np.isfinite(dense.kernel))
     assert np.all(np.diff(dense.loss_history) <= 0.0)
@@ -151,7 +199,7 @@ def test_blind_methods_reject_bad_input(small_problem) -> None:
     with pytest.raises(ValueError, match="observation"):
         thwf_2d(np.full((32, 32), np.nan), 5, 3, 100)
     with pytest.raises(ValueError, match="observation"):
-        dense_wf_2d(y[None], 5, 100)
+        dense_wf_2d(y[None], 5, 3, 100)
     with pytest.raises(TypeError, match="iterations"):
         thwf_2d(y, 5, 3, 100, iterations=2.5)
     with pytest.raises(ValueError, match="noise_norm"):

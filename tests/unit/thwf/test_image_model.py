@@ -175,16 +175,35 @@ def test_sparse_test_image_is_exactly_sparse_and_in_range() -> None:
 
 @pytest.mark.parametrize("s_h", [1, 3, 5, 8])
 def test_sparse_blur_kernel_is_a_seeded_connected_motion_path(s_h: int) -> None:
-    kernel = sparse_blur_kernel(7, s_h, seed=4)
+    kernel = sparse_blur_kernel(7, s_h, seed=4, support="centred")
     assert kernel.shape == (7, 7) and np.count_nonzero(kernel) == s_h
     assert np.all(kernel >= 0) and kernel.sum() == pytest.approx(1.0, abs=1e-14)
     assert kernel[3, 3] > 0  # the path starts at the centre
     # taps are 8-connected: a flood fill from the centre reaches all of them
     labels, count = scipy.ndimage.label(kernel > 0, structure=np.ones((3, 3)))
     assert count == 1
-    np.testing.assert_array_equal(sparse_blur_kernel(7, s_h, seed=4), kernel)
+    np.testing.assert_array_equal(sparse_blur_kernel(7, s_h, seed=4, support="centred"), kernel)
     if s_h > 1:
-        assert not np.array_equal(sparse_blur_kernel(7, s_h, seed=5), kernel)
+        assert not np.array_equal(sparse_blur_kernel(7, s_h, seed=5, support="centred"), kernel)
+
+
+def test_random_support_kernels_reach_the_whole_window() -> None:
+    # The model's kernel is s_h-sparse anywhere in its window: the default generator must not tie the
+    # support to the centre (a centred generator hides an initialiser that only finds centred kernels).
+    kernels = [sparse_blur_kernel(7, 3, seed=s) for s in range(40)]
+    for kernel in kernels:
+        assert np.count_nonzero(kernel) == 3 and np.all(kernel >= 0)
+        assert kernel.sum() == pytest.approx(1.0, abs=1e-14)
+    centre_hits = sum(kernel[3, 3] > 0 for kernel in kernels)
+    assert centre_hits < 10  # 3 of 49 taps: about 2.4 of 40 kernels hold the centre
+    covered = np.sum([kernel > 0 for kernel in kernels], axis=0)
+    assert covered[0, :].sum() > 0 and covered[-1, :].sum() > 0  # taps reach the window's edges
+    assert covered[:, 0].sum() > 0 and covered[:, -1].sum() > 0
+    np.testing.assert_array_equal(sparse_blur_kernel(7, 3, seed=4), kernels[4])
+    p = make_deblur_problem(size=16, window=5, s_h=3, s_x=40, seed=3)
+    np.testing.assert_array_equal(p.kernel, sparse_blur_kernel(5, 3, seed=3))
+    with pytest.raises(ValueError, match="support"):
+        sparse_blur_kernel(7, 3, seed=0, support="center")
 
 
 def test_make_deblur_problem_has_exact_noise_norm_and_is_seeded() -> None:

@@ -14,6 +14,7 @@ from neurips26.thwf.model import (
     make_problem,
     make_problem_batch,
     stack_problems,
+    time_domain_signals,
 )
 
 
@@ -170,3 +171,24 @@ def test_problem_and_operators_reject_bad_data():
         adjoint(p.a, p.y, 17)
     with pytest.raises(ValueError, match="mixed|share"):
         stack_problems([p, make_problem(8, 8, 24, 2, 2)])
+
+
+def test_the_model_is_a_circular_convolution_with_the_conjugate_code():
+    # y = F_M(f ⊛ g) with f = [h; 0] and g = C x̄ (A = sqrt(M) conj(F_M C)); g = C x would not do.
+    rng = np.random.default_rng(4)
+    m, k, n = 24, 5, 7
+    a = (rng.standard_normal((m, n)) + 1j * rng.standard_normal((m, n))) / np.sqrt(2)
+    h = rng.standard_normal(k) + 1j * rng.standard_normal(k)
+    x = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    f, g = time_domain_signals(a, h, x)
+    conv = np.array([sum(f[j] * g[(i - j) % m] for j in range(m)) for i in range(m)])
+    np.testing.assert_allclose(np.fft.fft(conv, norm="ortho"), forward(a, h, x), atol=1e-12)
+    dictionary = np.fft.ifft(np.conj(a), axis=0, norm="ortho") / np.sqrt(m)
+    np.testing.assert_allclose(g, dictionary @ np.conj(x), atol=1e-14)
+    g_plain = dictionary @ x  # the unconjugated form
+    conv_plain = np.array([sum(f[j] * g_plain[(i - j) % m] for j in range(m)) for i in range(m)])
+    assert np.max(np.abs(np.fft.fft(conv_plain, norm="ortho") - forward(a, h, x))) > 1e-2
+    # and the docstring states the conjugate form
+    import neurips26.thwf.model as model_module
+
+    assert "g = C x̄" in model_module.__doc__ and "g = C x " not in model_module.__doc__

@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
+from neurips26.thwf.loss import wirtinger_gradients
 from neurips26.thwf.metrics import exact_support, lifted_error, success
 from neurips26.thwf.model import make_problem, make_problem_batch
+from neurips26.thwf.threshold import hard_threshold
 from neurips26.thwf.thwf import thwf, thwf_batch
 
 
@@ -77,6 +79,37 @@ def test_ablation_options_change_the_iterates():
     dense = thwf(p, 4, 4, init="dense", max_iter=20)
     assert dense.initialization.support_h.all()
     assert np.count_nonzero(dense.h) == 4 and np.count_nonzero(dense.x) == 4
+
+
+@pytest.mark.parametrize(("init", "threshold"), [("sparse", "hard"), ("dense", "hard"), ("dense", "none")])
+def test_every_start_takes_the_step_eta_over_the_initial_estimates_size(init, threshold):
+    # One step rule for ThWF and its ablations: η / σ̂ with σ̂ = max(||y||, ||h⁰|| ||x⁰||) (not η / ||y||,
+    # which is too long from the dense start, whose σ1 = ||h⁰|| ||x⁰|| exceeds ||y||).
+    p = make_problem(32, 32, 96, 4, 4, seed=3)
+    run = thwf(p, 4, 4, init=init, threshold=threshold, max_iter=1, eta=0.5)
+    start = run.initialization
+    size = np.linalg.norm(start.h) * np.linalg.norm(start.x)
+    assert size == pytest.approx(float(start.sigma1), rel=1e-10)
+    sigma = max(size, float(np.linalg.norm(p.y)))
+    if init == "dense":
+        assert size > 1.2 * np.linalg.norm(p.y)  # the case the old step η/||y|| got wrong
+    grad_h, grad_x = wirtinger_gradients(p.a, p.y, start.h, start.x)
+    h1, x1 = start.h - 0.5 / sigma * grad_h, start.x - 0.5 / sigma * grad_x
+    if threshold == "hard":
+        h1, x1 = hard_threshold(h1, 4), hard_threshold(x1, 4)
+    np.testing.assert_allclose(run.h, h1, atol=1e-13)
+    np.testing.assert_allclose(run.x, x1, atol=1e-13)
+
+
+def test_dense_start_ablation_does_not_blow_up_above_the_dense_boundary():
+    # M = 192 = 3(K + N): the dense start is usable. With the step η/||y|| the thresholded iterations from
+    # it reached a lifted error of 284 after two steps on this instance (σ1 = 1.41 > ||y|| ≈ 1); with the
+    # step scaled by the initial estimate they converge.
+    p = make_problem(32, 32, 192, 12, 12, seed=25)
+    run = thwf(p, 12, 12, init="dense")
+    assert float(run.initialization.sigma1) > 1.3 * float(np.linalg.norm(p.y))
+    assert np.all(run.errors[:3] < 2.0)
+    assert not run.diverged and run.errors[-1] < 1e-6
 
 
 def test_divergence_is_detected_and_stops_early():
