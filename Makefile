@@ -29,7 +29,7 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # warning for every notebook (the kernels only ever talk to this machine's loopback interface).
 export JUPYTER_PATH := $(CURDIR)/book/jupyter
 
-.PHONY: help setup book verify test lint unit foreign-cpu notebooks smoke-book pages twins lab lock clean
+.PHONY: help setup book verify test lint unit foreign-cpu notebooks smoke-book pages twins format-notebooks lab lock clean
 
 help:
 	@echo "make book   - build the book at the default scale into _build/html"
@@ -37,6 +37,7 @@ help:
 	@echo "make verify - build the book, then fail on any verdict that differs from the committed one"
 	@echo "make lab    - open the chapters in JupyterLab (installs it into .venv on first use)"
 	@echo "make twins  - regenerate the .ipynb twins of the chapter notebooks (for Colab)"
+	@echo "make format-notebooks - format the notebooks' code cells to the page width (88 characters)"
 	@echo "make clean  - remove build outputs (keeps .venv)"
 
 setup: $(STAMP)
@@ -113,6 +114,10 @@ lab: setup
 
 twins: setup
 	$(PY) tests/notebooks/twins.py --write
+
+# ruff format on the notebooks' code cells, at the width of the rendered code cells (88 characters).
+format-notebooks: setup
+	$(PY) tests/notebooks/format_code.py --write
 
 lock:
 	rm -rf _build/lockenv && $(PYTHON) -m venv _build/lockenv
