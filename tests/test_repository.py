@@ -188,3 +188,42 @@ def test_code_fits_the_page(path: Path):
         pytest.skip(f"{path.parent.name}: {len(long)} long code lines (CODE_WIDTH_PENDING)")
     assert not unformatted, f"{path.name} is not formatted: run make format-notebooks"
     assert not long, "code lines wider than the page (shorten the strings by hand):\n" + "\n".join(long)
+
+
+# Reader-facing text cites what a reader can open: the paper, the book's own pages, book/contributing.md.
+_INTERNAL = re.compile(r"\bthe issue\b|\bissue's\b|\bdigest §|research digest|\bBOOK_GUIDE\b", re.IGNORECASE)
+# Folders still being reworded (chapter notebooks and their library packages), one at a time.
+INTERNAL_WORDS_PENDING = {
+    "chapters/05-ssd",
+    "chapters/10-specblock",
+    "src/neurips26/specblock",
+    "src/neurips26/spatialclaw",
+    "src/neurips26/ssd",
+}
+
+
+def _reader_facing_files() -> list[Path]:
+    files = []
+    for top in ("chapters", "book", "src"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.suffix in {".md", ".py"} and path.is_file() and "_build" not in path.parts:
+                files.append(path)
+    return files
+
+
+def test_reader_facing_text_cites_what_a_reader_can_open():
+    """No "the issue", "digest §" or "BOOK_GUIDE" in chapters/, book/ or src/ (documents a reader lacks)."""
+    found, pending_hits = [], set()
+    for path in _reader_facing_files():
+        rel = path.relative_to(ROOT).as_posix()
+        pending = next((p for p in INTERNAL_WORDS_PENDING if rel.startswith(p + "/")), None)
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _INTERNAL.search(line):
+                if pending:
+                    pending_hits.add(pending)
+                else:
+                    found.append(f"{rel}:{n}: {line.strip()[:100]}")
+    hint = "cite the paper, the chapter's sections or book/contributing.md instead:\n"
+    assert not found, hint + "\n".join(found)
+    done = sorted(INTERNAL_WORDS_PENDING - pending_hits)
+    assert not done, f"reworded already, remove from INTERNAL_WORDS_PENDING: {done}"

@@ -1,4 +1,6 @@
-"""Checkpoint files shared by the chapters that ship trained weights as package data (BOOK_GUIDE §7).
+"""Checkpoint files shared by the chapters that ship trained weights as package data.
+
+The rules (sizes, freshness by behaviour) are in ``book/contributing.md``.
 
 A checkpoint ``NAME`` is two files in one directory::
 

@@ -1,6 +1,6 @@
 """Renderer throughput: frames per second on a random box scene seen along an orbit.
 
-The issue's targets (one core): at least 200 frames/s at 32x32 with 20 boxes and 30 frames/s at
+The renderer's targets (one core): at least 200 frames/s at 32x32 with 20 boxes and 30 frames/s at
 64x64 with 50 boxes, so a notebook can render thousands of training frames inside its budget.
 """
 
