@@ -5,7 +5,10 @@
   for all, and scores each answer (:func:`~.scoring.score`). The model is the offline
   :func:`~.reference_policy.reference_model` unless a chat model is given. Episodes run in real Jupyter
   kernels (``executor="kernel"``; ``workers`` kernels side by side) or in the in-process twin
-  (``"in_process"``; same transcripts, used for the sweeps). Results are cached.
+  (``"in_process"``; same transcripts, used for the sweeps). Results are cached twice: each finished
+  episode on its own as soon as it ends (so a run stopped by an error, say a failing LLM backend,
+  resumes where it stopped, and suites that ask the same question under the same settings share it),
+  and each interface's part of a suite (:func:`_cached_interface`, one file to load).
 - :func:`noise_sweep` (claim C3), :func:`step_sweep` (C5) and :func:`ablation_suite` (C4) are the same suite
   with one setting changed; :func:`win_attributions` (C6) labels the questions code wins and tool calls
   lose.
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neurips26.cache import cached
+from neurips26.cache import cache_enabled, cache_key, cached
 from neurips26.progress import progress
 from neurips26.scales import pick
 from neurips26.spatialclaw.attribution import Attribution, attribute
@@ -39,6 +42,18 @@ from neurips26.spatialclaw.tools.noise import PerceptionNoise
 from neurips26.validation import check_choice, check_int, check_seed
 
 EXECUTORS: tuple[str, ...] = ("kernel", "in_process")
+#: The name under which the offline reference policy's episodes are cached.
+REFERENCE_MODEL = "reference_policy"
+
+
+class EpisodeError(RuntimeError):
+    """An episode of a suite failed (the model backend raised, say): names the question ``qid`` and the
+    ``interface``; the episodes finished before it are cached when the suite caches (:func:`run_suite`)."""
+
+    def __init__(self, message: str, qid: str, interface: str) -> None:
+        super().__init__(message)
+        self.qid = qid
+        self.interface = interface
 
 
 @dataclass(frozen=True)
@@ -190,9 +205,32 @@ def _default_model(interface: str, spec: SessionSpec) -> object:
     return reference_model(interface, spec)
 
 
-def _run(config: SuiteConfig, model_for: ModelFactory, show_progress: bool) -> SuiteResult:
+def _episode_settings(config: SuiteConfig, model_name: str) -> str:
+    """Key of everything besides the question and the interface that an episode's transcript depends on:
+    the model, the step budget, the perception noise (spelled canonically: ``{}`` is the defaults), the
+    tool ablations and the package's source. Not the parallelism, the executor (the twins' transcripts
+    are equal) or the rest of the suite, so suites that share a question share its episode."""
+    noise = None if config.noise is None else dataclasses.asdict(PerceptionNoise(**config.noise))
+    settings = {
+        "model": model_name,
+        "max_steps": config.max_steps,
+        "noise": noise,
+        "utilities": config.utilities,
+        "perception": config.perception,
+    }
+    return cache_key("spatialclaw-episode", settings, package="neurips26.spatialclaw")
+
+
+def _run(
+    config: SuiteConfig, model_for: ModelFactory, show_progress: bool, model_name: str | None
+) -> SuiteResult:
+    """Run every (question, interface) of ``config``; with a ``model_name`` each episode is loaded from,
+    or stored to, the cache as soon as it ends (``cached`` per episode). The first failing episode stops
+    the run with an :class:`EpisodeError` (episodes not started are cancelled; running ones finish)."""
     start = time.perf_counter()
     jobs = [(q, i) for q in config.questions() for i in config.interfaces]
+    settings = None if model_name is None else _episode_settings(config, model_name)
+    ran = [0]  # episodes run (not loaded from the cache)
     local = threading.local()
     executors: list[Executor] = []
     lock = threading.Lock()
@@ -206,30 +244,59 @@ def _run(config: SuiteConfig, model_for: ModelFactory, show_progress: bool) -> S
                 executors.append(ex)
         return ex
 
-    def one(job: tuple[Question, str]) -> EpisodeRecord:
-        question, interface = job
+    def episode(question: Question, interface: str) -> EpisodeRecord:
         spec = config.spec(question)
         agent = AgentConfig(interface, max_steps=config.max_steps)
         tic = time.perf_counter()
-        episode = run_episode(
-            question.text,
-            spec,
-            model_for(interface, spec),
-            None if interface == "no_tool" else executor(),
-            agent,
-            choices=question.choices,
-        )
-        return _record(question, episode, time.perf_counter() - tic)
+        try:
+            result = run_episode(
+                question.text,
+                spec,
+                model_for(interface, spec),
+                None if interface == "no_tool" else executor(),
+                agent,
+                choices=question.choices,
+            )
+        except Exception as err:
+            if settings is None:
+                kept = "are not cached: run_suite was given no model_name"
+            else:
+                kept = "are cached; a rerun resumes from them" if cache_enabled() else "are not cached"
+            raise EpisodeError(
+                f"question {question.qid!r} with interface {interface!r} failed: {type(err).__name__}: "
+                f"{err} (the episodes finished before it {kept})",
+                question.qid,
+                interface,
+            ) from err
+        with lock:
+            ran[0] += 1
+        return _record(question, result, time.perf_counter() - tic)
+
+    def one(job: tuple[Question, str]) -> EpisodeRecord:
+        question, interface = job
+        if settings is None:
+            return episode(question, interface)
+        key = {"settings": settings, "question": question, "interface": interface}
+        return cached("spatialclaw-episode", key, lambda: episode(question, interface), verbose=False)
 
     try:
         workers = config.workers if config.executor == "kernel" else 1
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            records = list(
-                progress(pool.map(one, jobs), total=len(jobs), desc="episodes", show=show_progress)
-            )
+            futures = [pool.submit(one, job) for job in jobs]
+            try:
+                records = [
+                    f.result()
+                    for f in progress(futures, total=len(jobs), desc="episodes", show=show_progress)
+                ]
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
     finally:
         for ex in executors:
             ex.close()
+    if show_progress and settings is not None and ran[0] < len(jobs):
+        print(f"[cache] reused {len(jobs) - ran[0]} of {len(jobs)} finished episodes")
     records.sort(key=lambda r: (r.qid, config.interfaces.index(r.interface)))
     return SuiteResult(config, tuple(records), time.perf_counter() - start)
 
@@ -238,20 +305,34 @@ def run_suite(
     config: SuiteConfig | None = None,
     *,
     model_for: ModelFactory | None = None,
+    model_name: str | None = None,
     verbose: bool = True,
 ) -> SuiteResult:
-    """Every question of ``config`` with every interface (module docstring). With the default offline
-    model each interface's part is cached (:func:`_cached_interface`); with a given
-    ``model_for(interface, spec)`` (an LLM backend, say) nothing is."""
+    """Every question of ``config`` with every interface (module docstring).
+
+    With the default offline model every finished episode is cached, and so is each interface's part
+    (:func:`_cached_interface`). With a given ``model_for(interface, spec)`` (an LLM backend, say) the
+    episodes are cached under ``model_name`` (the model's name, e.g. the endpoint's model id), so a run
+    that stops on an :class:`EpisodeError` resumes from the episodes it finished; without a
+    ``model_name`` nothing is cached (two models must not share episodes)."""
     config = SuiteConfig.for_scale("default") if config is None else config
     if not isinstance(config, SuiteConfig):
         raise TypeError(f"config must be a SuiteConfig; got {type(config).__name__}")
+    if model_name is not None:
+        if not isinstance(model_name, str):
+            raise TypeError(f"model_name must be a str (the model's name); got {type(model_name).__name__}")
+        if not model_name.strip():
+            raise ValueError("model_name must be a non-empty name of the model")
     if model_for is not None:
         if not callable(model_for):
             raise TypeError(f"model_for must be callable (interface, spec) -> chat model; got {model_for!r}")
-        return _run(config, model_for, verbose)
+        return _run(config, model_for, verbose, model_name)
+    if model_name is not None:
+        raise ValueError("model_name names the model of model_for; give model_for too (or neither)")
     start = time.perf_counter()
-    joint = functools.cache(lambda: _run(config, _default_model, verbose))  # run at most once, all together
+    joint = functools.cache(  # run at most once, all interfaces together
+        lambda: _run(config, _default_model, verbose, REFERENCE_MODEL)
+    )
     parts = [_cached_interface(config, i, joint, verbose) for i in config.interfaces]
     records = sorted(
         (r for part in parts for r in part.records),
