@@ -51,20 +51,14 @@ $(STAMP): requirements/lock.txt pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# The execution cache is keyed by each notebook's own text, so a change to the library would leave stale
-# outputs behind: when src/ changed since the last build, every notebook is executed again (expensive
-# results still come from neurips26.cache, which is keyed by the library's source).
-SRC_HASH = $(shell find src -name '*.py' -print0 | sort -z | xargs -0 cat | sha256sum | cut -c1-16)
-define fresh_if_library_changed
-	@if [ "$$(cat $(1)/.src-hash 2>/dev/null)" != "$(SRC_HASH)" ]; then \
-		echo "[book] the library changed since the last build of $(1): executing every notebook again"; \
-		rm -rf $(1)/.jupyter_cache $(1)/.doctrees $(1)/html $(1)/jupyter_execute; fi
-endef
+# The execution cache (jupyter-cache) is keyed by each notebook's code cells, and the book's extension adds
+# to them a fingerprint of the library code the notebook can reach (neurips26_book.library_fingerprint):
+# a change to one chapter's package re-executes that chapter's notebooks, a change to a shared module the
+# notebooks that import it, and nothing else. Expensive results come from neurips26.cache, keyed by the
+# source of the package that computes them.
 
 book: setup
-	$(call fresh_if_library_changed,_build)
 	NEURIPS26_PROGRESS=0 $(BIN)/jupyter-book build . -W -n --keep-going
-	@echo $(SRC_HASH) > _build/.src-hash
 	@echo
 	@echo "The book is built: open file://$(CURDIR)/_build/html/index.html"
 
@@ -94,11 +88,9 @@ notebooks: setup
 		--nbval-cell-timeout=300 -n $(JOBS) --dist loadfile --rootdir . .
 
 smoke-book: setup
-	$(call fresh_if_library_changed,$(SMOKE_OUT)/_build)
 	mkdir -p $(SMOKE_OUT)
 	NEURIPS26_SCALE=smoke NEURIPS26_PROGRESS=0 $(BIN)/jupyter-book build . --path-output $(SMOKE_OUT) -W -n --keep-going \
 		2>&1 | tee $(SMOKE_OUT)/build.log
-	@echo $(SRC_HASH) > $(SMOKE_OUT)/_build/.src-hash
 
 pages: setup
 	NEURIPS26_HTML_DIR=$(SMOKE_OUT)/_build/html NEURIPS26_SCREENSHOTS_DIR=_build/screenshots \

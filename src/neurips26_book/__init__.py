@@ -11,7 +11,10 @@ List ``neurips26_book`` under ``sphinx: extra_extensions`` in ``_config.yml``. I
 * removes two console errors every Jupyter Book 1.x page otherwise has (see
   :func:`_clean_page_scripts`), so that the rendered-page check can treat any console error as a defect;
 * registers the claims scoreboard (:mod:`neurips26_book.scoreboard`) and the ``{paper}`` role that marks a
-  number typed from the paper (:mod:`neurips26_book.paper_role`).
+  number typed from the paper (:mod:`neurips26_book.paper_role`);
+* keys each notebook's execution on the library code it can reach
+  (:mod:`neurips26_book.library_fingerprint`), so a library change re-executes only the notebooks it
+  can affect.
 
 ``plotly.min.js`` is added only to pages that hold a plotly figure: the MIME renderer in
 :mod:`neurips26_book.plotly_mime` registers it per page through myst-nb.
@@ -122,9 +125,11 @@ def setup(app: Any) -> dict[str, Any]:
     # After every other handler (myst-nb adds its per-page scripts at the default priority).
     app.connect("html-page-context", _clean_page_scripts, priority=900)
 
+    from neurips26_book.library_fingerprint import setup as setup_library_fingerprint
     from neurips26_book.paper_role import setup as setup_paper_role
     from neurips26_book.scoreboard import setup as setup_scoreboard
 
     setup_scoreboard(app)
     setup_paper_role(app)
+    setup_library_fingerprint(app)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
