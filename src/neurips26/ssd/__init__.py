@@ -61,7 +61,15 @@ from neurips26.ssd.loss import (
     per_example_loss,
     ssd_loss,
 )
-from neurips26.ssd.masks import MASK_TYPES, check_eta, check_images, check_mask, kept_count, sample_mask
+from neurips26.ssd.masks import (
+    MASK_TYPES,
+    check_eta,
+    check_images,
+    check_mask,
+    draw_device,
+    kept_count,
+    sample_mask,
+)
 from neurips26.ssd.metrics import (
     SCORE_SIGMAS,
     DigitCNN,
@@ -110,6 +118,7 @@ __all__ = [
     "DigitCNN",
     "DigitCNNConfig",
     "digits_8",
+    "draw_device",
     "dropout_ridge",
     "edm_target",
     "EDMDenoiser",

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from neurips26.nn.conv import UNet2D, UNetConfig
+from neurips26.ssd.masks import draw_device
 from neurips26.validation import check_float, check_int, check_seed
 
 # c_noise = ln(σ)/4 lies in about [-1.6, 1.1] for σ ∈ [0.002, 80]. The U-Net's sinusoidal embedding has
@@ -154,15 +155,27 @@ def loss_weight(sigma: SigmaLike, sigma_data: float = 0.5) -> SigmaLike:
     return (sigma**2 + sd**2) / (sigma * sd) ** 2
 
 
-def sample_sigma(batch: int, generator: torch.Generator, p_mean: float = -1.2, p_std: float = 1.2) -> Tensor:
-    """Training noise levels, shape (batch,): ``ln σ ~ N(P_mean, P_std²)`` (EDM's log-normal)."""
+def sample_sigma(
+    batch: int,
+    generator: torch.Generator,
+    p_mean: float = -1.2,
+    p_std: float = 1.2,
+    *,
+    device: torch.device | str | None = None,
+) -> Tensor:
+    """Training noise levels, shape (batch,): ``ln σ ~ N(P_mean, P_std²)`` (EDM's log-normal).
+
+    Drawn on ``device`` when ``generator`` lives there, else on the generator's device and moved
+    (:func:`~neurips26.ssd.masks.draw_device`); ``device=None`` keeps the generator's device.
+    """
     batch = check_int("batch", batch, minimum=1)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
     p_mean = check_float("p_mean", p_mean)
     p_std = check_float("p_std", p_std, minimum=0.0)
-    normal = torch.randn(batch, generator=generator, device=generator.device)
-    return torch.exp(p_mean + p_std * normal)
+    where = draw_device(generator, device)
+    normal = torch.randn(batch, generator=generator, device=where)
+    return torch.exp(p_mean + p_std * normal).to(where if device is None else device)
 
 
 def _check_images(name: str, x: object, channels: int | None = None) -> Tensor:

@@ -6,9 +6,10 @@
 2. :func:`beta_spectrum_digits` — the spectral factors ``β_i`` of Eq. (5) for the 8×8 digits: ``≈ (1 − η)²``
    for the top modes, rising for small-variance modes (D2).
 3. :func:`quality_vs_eta` — proxy FID of Heun samples (18 steps) of the full-digit models per η, and of
-   the input-masking baseline (D3).
+   the input-masking baseline, with independent sample sets of η = 0 and SSD for the metric's noise (D3).
 4. :func:`stability_curve` — the proxy FID logged every 250 updates while training on N = 64 digits:
-   end minus best, for SSD and the regulariser baselines (D4).
+   the mean of the curve's tail minus its best, for SSD and the regulariser baselines, and the sampling
+   noise of one logged value from independent sample sets of the final weights (D4).
 5. :func:`memorisation` — the share of samples that copy one of the N = 64 training digits (D5), with
    the memorising empirical optimal denoiser as a reference.
 6. :func:`population_score` — relative error of the learned score against the exact score of the
@@ -159,6 +160,35 @@ def _same_noise_samples(
 def _weights_key(config: Any, seed: int, models: dict, names: tuple[str, ...]) -> dict:
     """The cache key of a sampling experiment: its config, seed and the weights of every model it samples."""
     return {"config": config, "seed": seed, "weights": [models[n][1].weights_hash for n in names]}
+
+
+def _sample_sets(
+    models: dict[str, tuple[EDMDenoiser, CheckpointMeta]],
+    names: tuple[str, ...],
+    n_samples: int,
+    config: Any,
+    seed: int,
+    first: dict[str, float] | None,
+    fid: Callable[[torch.Tensor], float],
+    verbose: bool,
+) -> np.ndarray:
+    """(len(names), config.n_sets) proxy FIDs of independent sample sets, the sampling noise of the metric.
+
+    Set ``r`` starts every model from the same noise, seeded by ``_sub_seed(seed, 0, r)``; set 0 is taken
+    from ``first`` (name → value, already measured on the shared noise of :func:`_same_noise_samples`), or
+    drawn from ``_sub_seed(seed, 0)`` when ``first`` is None.
+    """
+    out = np.zeros((len(names), config.n_sets))
+    sets = range(config.n_sets)
+    for r in progress(sets, desc="sample sets", total=config.n_sets, show=verbose):
+        for i, name in enumerate(names):
+            if r == 0 and first is not None:
+                out[i, r] = first[name]
+                continue
+            noise_seed = _sub_seed(seed, 0) if r == 0 else _sub_seed(seed, 0, r)
+            x = sample_images(models[name][0], n_samples, noise_seed, config.sampler_steps)
+            out[i, r] = fid(x)
+    return out
 
 
 def bonferroni_bound(n_tests: int, alpha: float = 0.05) -> float:
@@ -355,7 +385,9 @@ class QualityConfig:
 
     models: the SSD rows (full digits, one per η); baselines: further rows (the input-masking baseline);
     sampler_steps: Heun steps; checkpoints: the scale of the models
-    (:func:`~neurips26.ssd.prepare.pretrained`); keep: samples per model kept in the result for sample grids.
+    (:func:`~neurips26.ssd.prepare.pretrained`); keep: samples per model kept in the result for sample grids;
+    n_sets: independent sample sets (new starting noise each) of the first and the last model, the pair D3
+    compares, to measure the proxy FID's sampling noise (set 0 is the one every model shares).
     """
 
     models: tuple[str, ...] = ("digits-eta0", "digits-eta0.5", "digits-eta0.9", "digits-eta0.98")
@@ -364,6 +396,7 @@ class QualityConfig:
     sampler_steps: int = 18
     checkpoints: str = "default"
     keep: int = 16
+    n_sets: int = 4
 
     def __post_init__(self) -> None:
         _check_models("models", self.models, "digits")
@@ -373,15 +406,20 @@ class QualityConfig:
         etas = [model_spec(n).eta for n in self.models]
         if any(b <= a for a, b in zip(etas, etas[1:], strict=False)):
             raise ValueError(f"models must be ordered by increasing eta; got etas {etas}")
+        if len(self.models) < 2:
+            raise ValueError(f"models must hold at least two rows (η = 0 and SSD); got {self.models}")
         _check_common(self)
+        check_int("n_sets", self.n_sets, minimum=2)
 
     @classmethod
     def for_scale(cls, scale: str) -> QualityConfig:
         return pick(
             scale,
-            smoke=cls(models=("digits-eta0", "digits-eta0.98"), n_samples=64, checkpoints="smoke", keep=8),
+            smoke=cls(
+                models=("digits-eta0", "digits-eta0.98"), n_samples=64, checkpoints="smoke", keep=8, n_sets=2
+            ),
             default=cls(),
-            paper=cls(checkpoints="paper"),
+            paper=cls(checkpoints="paper", n_sets=8),
         )
 
 
@@ -390,7 +428,9 @@ class QualityResult:
     """Proxy FID per model (``proxy_fid``) and per baseline (``baseline_fid``), lower is better.
 
     data_fid: the proxy FID of ``n_samples`` real training digits (the floor at this sample size);
-    classifier_accuracy: of the proxy-FID classifier on the held-out digits; samples: name → (keep, C, S, S).
+    classifier_accuracy: of the proxy-FID classifier on the held-out digits; samples: name → (keep, C, S, S);
+    set_models: the first and the last model; set_fid[i, r]: the proxy FID of ``set_models[i]`` on sample
+    set ``r`` (set 0 is the one of ``proxy_fid``; in every set both models start from the same noise).
     """
 
     config: QualityConfig
@@ -402,11 +442,18 @@ class QualityResult:
     data_fid: float
     classifier_accuracy: float
     samples: dict[str, np.ndarray] = field(repr=False)
+    set_models: tuple[str, ...] = ()
+    set_fid: np.ndarray = field(default_factory=lambda: np.zeros((2, 0)))
 
     @property
     def relative_gap(self) -> float:
-        """``FID(largest η) / FID(η of the first model) − 1``: D3 asks for ≲ 15 %."""
+        """``FID(largest η) / FID(η of the first model) − 1`` on sample set 0."""
         return float(self.proxy_fid[-1] / self.proxy_fid[0] - 1.0)
+
+    @property
+    def set_ratio(self) -> np.ndarray:
+        """Per sample set, proxy FID of the last model over that of the first (paired: the same noise)."""
+        return self.set_fid[1] / self.set_fid[0]
 
 
 def quality_vs_eta(
@@ -427,6 +474,8 @@ def quality_vs_eta(
         for name, x in _same_noise_samples(models, names, config, seed, "proxy FID", verbose):
             values[name] = fid(x)
             samples[name] = x[: config.keep].numpy()
+        pair = (config.models[0], config.models[-1])
+        set_fid = _sample_sets(models, pair, config.n_samples, config, seed, values, fid, verbose)
         real = digit_images("train", prep)[0]
         pick_rows = np.random.default_rng(_sub_seed(seed, 1)).choice(
             real.shape[0], min(config.n_samples, real.shape[0]), replace=False
@@ -441,6 +490,8 @@ def quality_vs_eta(
             fid(real[torch.from_numpy(pick_rows)]),
             accuracy,
             samples,
+            pair,
+            set_fid,
         )
 
     key = _weights_key(config, seed, models, names)
@@ -453,7 +504,13 @@ def quality_vs_eta(
 
 @dataclass(frozen=True)
 class StabilityConfig:
-    """Which logged curves to read: models (N = 64 digit rows), the logged metric, the checkpoint scale."""
+    """Which logged curves to read, and how to measure the sampling noise of one logged value.
+
+    models: N = 64 digit rows; metric: the logged metric; checkpoints: the checkpoint scale; tail: how
+    many of the last logged values make the curve's tail (3 of 8: the last 750 of 2,000 updates);
+    spread_models: the rows whose final weights are sampled ``n_sets`` times, with the curves' sample count
+    (:attr:`PrepareConfig.curve_samples`) and ``sampler_steps`` Heun steps, to measure that noise.
+    """
 
     models: tuple[str, ...] = (
         "digits64-eta0",
@@ -464,19 +521,35 @@ class StabilityConfig:
     )
     metric: str = "proxy_fid"
     checkpoints: str = "default"
+    tail: int = 3
+    spread_models: tuple[str, ...] = ("digits64-eta0", "digits64-eta0.98")
+    n_sets: int = 3
+    sampler_steps: int = 18
 
     def __post_init__(self) -> None:
         _check_models("models", self.models, "digits")
         check_choice("metric", self.metric, ("proxy_fid",))
         check_choice("checkpoints", self.checkpoints, SCALES)
+        check_int("tail", self.tail, minimum=1)
+        _check_models("spread_models", self.spread_models, "digits")
+        missing = [n for n in self.spread_models if n not in self.models]
+        if missing:
+            raise ValueError(f"spread_models must be rows of models; {missing} are not")
+        check_int("n_sets", self.n_sets, minimum=2)
+        check_int("sampler_steps", self.sampler_steps, minimum=1)
 
     @classmethod
     def for_scale(cls, scale: str) -> StabilityConfig:
         return pick(
             scale,
-            smoke=cls(models=("digits64-eta0", "digits64-eta0.98", "digits64-early"), checkpoints="smoke"),
+            smoke=cls(
+                models=("digits64-eta0", "digits64-eta0.98", "digits64-early"),
+                checkpoints="smoke",
+                tail=2,  # 8 updates log 2 values
+                n_sets=2,
+            ),
             default=cls(),
-            paper=cls(checkpoints="paper"),
+            paper=cls(checkpoints="paper", n_sets=6),
         )
 
 
@@ -485,8 +558,12 @@ class StabilityResult:
     """``curves[i, k]``: the logged metric of ``models[i]`` after ``steps[k]`` updates.
 
     best / best_step: the minimum of each curve and where; end: the value of the weights each model keeps
-    (the last one, or the best one for an early-stopped row); end_minus_best: D4's degradation (≥ 0);
-    loss_steps, losses: the smoothed training loss of each run.
+    (the last one, or the best one for an early-stopped row); end_minus_best: end − best (≥ 0);
+    tail_mean: the mean of the last ``config.tail`` logged values; tail_gap: tail_mean − best, D4's
+    degradation (≥ 0 up to the tail; it reads the curve's end, not its last point alone); loss_steps,
+    losses: the smoothed training loss of each run; set_fid[i, r]: the metric of the final weights of
+    ``config.spread_models[i]`` on independent sample set ``r`` of ``set_samples`` samples (the sampling
+    noise of one logged value).
     """
 
     config: StabilityConfig
@@ -499,19 +576,43 @@ class StabilityResult:
     end_minus_best: np.ndarray
     loss_steps: np.ndarray
     losses: np.ndarray
+    tail_mean: np.ndarray
+    tail_gap: np.ndarray
+    set_fid: np.ndarray
+    set_samples: int
 
 
-def stability_curve(config: StabilityConfig, *, verbose: bool = True) -> StabilityResult:
-    """Read each model's logged proxy-FID curve and report how far its kept weights are from the best (D4)."""
+def stability_curve(
+    config: StabilityConfig, seed: int = 0, *, use_cache: bool = True, verbose: bool = True
+) -> StabilityResult:
+    """Read each model's logged proxy-FID curve: its best, its end and its tail (D4); and sample the final
+    weights of ``config.spread_models`` on ``config.n_sets`` independent sets to measure the noise of one
+    logged value. Only the sampling is random (``seed``) and cached."""
     if not isinstance(config, StabilityConfig):
         raise TypeError(f"config must be a StabilityConfig; got {type(config).__name__}")
-    metas = [meta for _, meta in _models(config.models, config.checkpoints, verbose).values()]
+    seed = check_seed("seed", seed)
+    models = _models(config.models, config.checkpoints, verbose)
+    metas = [meta for _, meta in models.values()]
     steps = np.array(metas[0].curves["eval_step"])
     if any(np.array(m.curves["eval_step"]).shape != steps.shape for m in metas):
         raise ValueError("models must log their curves at the same steps")
+    if config.tail > steps.size:
+        raise ValueError(f"tail must be at most the {steps.size} logged values; got {config.tail}")
     curves = np.array([m.curves[config.metric] for m in metas])
     best_index = curves.argmin(axis=1)
     end = np.array([m.metrics[config.metric] for m in metas])
+    tail_mean = curves[:, -config.tail :].mean(axis=1)
+    prep = PrepareConfig.for_scale(config.checkpoints)
+
+    @model_threads(prep)
+    def compute() -> np.ndarray:
+        fid = digit_proxy_fid(prep, verbose)[0]
+        return _sample_sets(
+            models, config.spread_models, prep.curve_samples, config, seed, None, fid, verbose
+        )
+
+    key = _weights_key(config, seed, models, config.spread_models)
+    set_fid = _cached_run("ssd-stability-sample-sets", key, compute, use_cache, verbose)
     return StabilityResult(
         config,
         config.models,
@@ -523,6 +624,10 @@ def stability_curve(config: StabilityConfig, *, verbose: bool = True) -> Stabili
         end - curves.min(axis=1),
         np.array(metas[0].curves["loss_step"]),
         np.array([m.curves["loss"] for m in metas]),
+        tail_mean,
+        tail_mean - curves.min(axis=1),
+        set_fid,
+        prep.curve_samples,
     )
 
 

@@ -68,10 +68,32 @@ def kept_count(n: int, eta: float) -> int:
     return k
 
 
-def _fixed_count(rows: int, n: int, k: int, generator: torch.Generator | None) -> torch.Tensor:
-    """(rows, n) 0/1 matrix with exactly ``k`` ones per row at uniformly random positions."""
-    order = torch.rand(rows, n, generator=generator).argsort(dim=1)
-    mask = torch.zeros(rows, n)
+def draw_device(generator: torch.Generator | None, device: torch.device | str | None) -> torch.device:
+    """Where a random draw from ``generator`` meant for ``device`` happens.
+
+    On ``device`` itself when the generator can drive it (a generator of the same device type, or the meta
+    device, which ignores generators), so a training step on a GPU draws on the GPU; otherwise on the
+    generator's own device, and the caller moves the result. ``device=None`` means the generator's device
+    (the CPU without a generator: torch's global generator).
+    """
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
+    if device is None:
+        return torch.device("cpu") if generator is None else generator.device
+    if not isinstance(device, torch.device | str):
+        raise TypeError(f"device must be a torch.device, a str or None; got {type(device).__name__}")
+    device = torch.device(device)
+    if generator is None or device.type in (generator.device.type, "meta"):
+        return device
+    return generator.device
+
+
+def _fixed_count(
+    rows: int, n: int, k: int, generator: torch.Generator | None, device: torch.device
+) -> torch.Tensor:
+    """(rows, n) 0/1 matrix with exactly ``k`` ones per row at uniformly random positions, on ``device``."""
+    order = torch.rand(rows, n, generator=generator, device=device).argsort(dim=1)
+    mask = torch.zeros(rows, n, device=device)
     mask.scatter_(1, order[:, :k], 1.0)
     return mask
 
@@ -89,11 +111,13 @@ def sample_mask(
 ) -> torch.Tensor:
     """Draw ``B`` independent masks (B, 1, H, W): 1 = supervised pixel, shared across channels.
 
-    ``generator`` (a CPU ``torch.Generator``, advanced by the call, so successive training steps get fresh
-    masks) or ``seed`` (a fresh generator) makes the draw repeatable; with neither, torch's global
-    generator is used. The draw happens on the CPU, so a seed gives the same masks everywhere, and the
-    result is moved to ``device``. ``η = 0`` gives all ones for every mask type. Raises ``ValueError``
-    naming ``eta`` when a fixed-count or patch mask would keep nothing.
+    ``generator`` (advanced by the call, so successive training steps get fresh masks) or ``seed`` (a fresh
+    CPU generator) makes the draw repeatable; with neither, torch's global generator is used. The draw
+    happens on ``device`` when the generator lives there (a training step on a GPU draws its masks on the
+    GPU), otherwise on the generator's device and the result is moved (:func:`draw_device`): a seed or a
+    CPU generator gives the same masks everywhere. ``device=None`` returns the mask where it was drawn.
+    ``η = 0`` gives all ones for every mask type. Raises ``ValueError`` naming ``eta`` when a fixed-count
+    or patch mask would keep nothing.
     """
     if not isinstance(shape_bhw, tuple | list) or len(shape_bhw) != 3:
         raise ValueError(f"shape_bhw must be a tuple (B, H, W); got {shape_bhw!r}")
@@ -112,13 +136,14 @@ def sample_mask(
     if not isinstance(dtype, torch.dtype):
         raise TypeError(f"dtype must be a torch.dtype; got {type(dtype).__name__}")
 
+    where = draw_device(generator, device)
     if mask_type == "fixed":
-        mask = _fixed_count(b, h * w, kept_count(h * w, eta), generator).reshape(b, 1, h, w)
+        mask = _fixed_count(b, h * w, kept_count(h * w, eta), generator, where).reshape(b, 1, h, w)
     elif mask_type == "bernoulli":
         # P(u < 1 − η) = 1 − η for u ~ U[0, 1); η = 0 keeps every pixel since u < 1 always.
-        mask = (torch.rand(b, 1, h, w, generator=generator) < 1.0 - eta).float()
+        mask = (torch.rand(b, 1, h, w, generator=generator, device=where) < 1.0 - eta).float()
     else:
         gh, gw = -(-h // patch), -(-w // patch)  # blocks per column / row (the last ones may be cut)
-        blocks = _fixed_count(b, gh * gw, kept_count(gh * gw, eta), generator).reshape(b, 1, gh, gw)
+        blocks = _fixed_count(b, gh * gw, kept_count(gh * gw, eta), generator, where).reshape(b, 1, gh, gw)
         mask = blocks.repeat_interleave(patch, dim=2).repeat_interleave(patch, dim=3)[:, :, :h, :w]
-    return mask.to(dtype=dtype, device=device)
+    return mask.to(dtype=dtype, device=where if device is None else device)

@@ -34,7 +34,7 @@ from neurips26.ssd.denoiser import (
     v_target,
 )
 from neurips26.ssd.loss import NORMALISERS, PARAMETRISATIONS, ssd_loss
-from neurips26.ssd.masks import MASK_TYPES, check_eta, check_images, sample_mask
+from neurips26.ssd.masks import MASK_TYPES, check_eta, check_images, draw_device, sample_mask
 from neurips26.train import History, fit
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
@@ -88,18 +88,49 @@ class TrainConfig:
         check_seed("seed", self.seed)
 
 
+def model_device(model: torch.nn.Module) -> torch.device:
+    """The device of ``model``'s parameters (the CPU for a model without any)."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))
+
+
+def noise_generator(device: torch.device, seed: int) -> torch.Generator:
+    """A generator seeded with ``seed`` on ``device``, so that a step's σ, noise and masks are drawn there.
+
+    On the CPU it is the plain ``torch.Generator().manual_seed(seed)`` stream. The meta device (shapes
+    only) has no generator of its own and ignores the one it is given: it gets a CPU generator.
+    """
+    device = torch.device(device)
+    generator = torch.Generator() if device.type in ("cpu", "meta") else torch.Generator(device=device)
+    return generator.manual_seed(check_seed("seed", seed))
+
+
 def training_loss(model: EDMDenoiser, x0: Tensor, config: TrainConfig, generator: torch.Generator) -> Tensor:
-    """The loss of one step on the clean batch ``x0`` (B, C, H, W); randomness from ``generator``."""
+    """The loss of one step on the clean batch ``x0`` (B, C, H, W); randomness from ``generator``.
+
+    ``x0`` must be on the model's device; σ, the noise and the masks are drawn there when ``generator``
+    lives there (:func:`noise_generator`), else on the generator's device and moved
+    (:func:`~neurips26.ssd.masks.draw_device`): every tensor of the step ends up on the model's device.
+    """
     x0 = check_images("x0", x0, channels=model.config.channels_in)
+    device = model_device(model)
+    if x0.device != device:
+        raise ValueError(f"x0 must be on the model's device {device}; got {x0.device}")
     b, _, h, w = x0.shape
     sd = model.config.sigma_data
-    sigma = sample_sigma(b, generator, config.p_mean, config.p_std).to(x0.dtype)
-    noise = torch.randn(x0.shape, generator=generator, dtype=x0.dtype)
+    sigma = sample_sigma(b, generator, config.p_mean, config.p_std, device=device).to(x0.dtype)
+    noise = torch.randn(
+        x0.shape, generator=generator, dtype=x0.dtype, device=draw_device(generator, device)
+    ).to(device)
     x = x0 + sigma.view(-1, 1, 1, 1) * noise  # the noisy input uses every pixel of x0
     mask = None
     if config.eta > 0 or config.input_masking:
         mask = sample_mask(
-            (b, h, w), config.eta, mask_type=config.mask_type, generator=generator, dtype=x0.dtype
+            (b, h, w),
+            config.eta,
+            mask_type=config.mask_type,
+            generator=generator,
+            dtype=x0.dtype,
+            device=device,
         )
     if config.input_masking:
         # MaskDM-style: the network sees only the kept pixels of x and the mask itself
@@ -125,8 +156,9 @@ def train_denoiser(
 ) -> History:
     """Train ``model`` in place on ``data`` (N, C, H, W) for ``config.steps`` Adam updates.
 
-    Batches are drawn with replacement from ``data`` by a generator seeded with ``config.seed``;
-    noise levels, noise and masks come from a second one, so two runs with the same seeds and the
+    Batches are drawn with replacement from ``data`` by a generator seeded with ``config.seed`` (and moved
+    to the model's device by :func:`~neurips26.train.fit`); noise levels, noise and masks come from a
+    second one on the model's device (:func:`noise_generator`), so two runs with the same seeds and the
     same initial weights see the same batches. ``eval_fn(model)`` runs every ``config.eval_every``
     updates (and after the last) and its values land in ``History.eval``.
     """
@@ -137,8 +169,8 @@ def train_denoiser(
     data = check_images("data", data, channels=model.config.channels_in).float()
     if config.input_masking and model.config.extra_input_channels != 1:
         raise ValueError("model must have extra_input_channels = 1 for input_masking (the mask channel)")
-    batch_gen = torch.Generator().manual_seed(config.seed)
-    noise_gen = torch.Generator().manual_seed(config.seed + 1)
+    batch_gen = torch.Generator().manual_seed(config.seed)  # indices into data, which stays where it is
+    noise_gen = noise_generator(model_device(model), config.seed + 1)  # σ, noise, masks: model's device
 
     def batches(step: int) -> Tensor:
         idx = torch.randint(data.shape[0], (config.batch,), generator=batch_gen)

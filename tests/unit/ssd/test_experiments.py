@@ -79,6 +79,11 @@ def test_smoke_uses_8x8_models_and_eta_0_and_0_98():
         (QualityConfig, {"n_samples": 1}, ValueError, "n_samples"),
         (QualityConfig, {"checkpoints": "huge"}, ValueError, "checkpoints"),
         (QualityConfig, {"keep": 10_000}, ValueError, "keep"),
+        (QualityConfig, {"n_sets": 1}, ValueError, "n_sets"),
+        (QualityConfig, {"models": ("digits-eta0",)}, ValueError, "models"),
+        (StabilityConfig, {"n_sets": 1}, ValueError, "n_sets"),
+        (StabilityConfig, {"tail": 0}, ValueError, "tail"),
+        (StabilityConfig, {"spread_models": ("digits-eta0",)}, ValueError, "spread_models"),
         (StabilityConfig, {"metric": "loss"}, ValueError, "metric"),
         (MemorisationConfig, {"models": ("digits-eta0", "digits64-eta0")}, ValueError, "models"),
         (MemorisationConfig, {"ratio": 0.0}, ValueError, "ratio"),
@@ -186,10 +191,24 @@ def test_quality_vs_eta_smoke(quality, smoke_cache):
     np.testing.assert_array_equal(again.proxy_fid, quality.proxy_fid)
 
 
+def test_quality_measures_independent_sample_sets_of_the_compared_pair(quality, smoke_cache):
+    config = quality.config
+    assert quality.set_models == (config.models[0], config.models[-1])
+    assert quality.set_fid.shape == (2, config.n_sets)
+    np.testing.assert_array_equal(quality.set_fid[:, 0], quality.proxy_fid[[0, -1]])  # set 0 is shared
+    assert len(set(quality.set_fid[0].tolist())) == config.n_sets  # new noise per set
+    np.testing.assert_allclose(quality.set_ratio, quality.set_fid[1] / quality.set_fid[0])
+
+
 def test_stability_curve_smoke(quality, smoke_cache):
     result = stability_curve(StabilityConfig.for_scale("smoke"), verbose=False)
     assert result.curves.shape == (3, 2) and result.steps.tolist() == [4.0, 8.0]
     assert np.all(result.end_minus_best >= 0)
+    tail = result.config.tail
+    np.testing.assert_allclose(result.tail_mean, result.curves[:, -tail:].mean(axis=1))
+    np.testing.assert_allclose(result.tail_gap, result.tail_mean - result.best)
+    assert result.set_fid.shape == (2, result.config.n_sets) and result.set_samples == 16
+    assert np.all(result.set_fid > 0) and result.set_fid[0, 0] != result.set_fid[0, 1]
     early = result.models.index("digits64-early")
     plain = result.models.index("digits64-eta0")
     np.testing.assert_array_equal(result.curves[early], result.curves[plain])  # one run

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from neurips26.ssd.masks import MASK_TYPES, check_mask, kept_count, sample_mask
+from neurips26.ssd.denoiser import sample_sigma
+from neurips26.ssd.masks import MASK_TYPES, check_mask, draw_device, kept_count, sample_mask
 
 
 @pytest.mark.parametrize(("shape", "eta"), [((6, 16, 16), 0.98), ((5, 8, 8), 0.9), ((4, 7, 9), 0.5)])
@@ -95,3 +96,34 @@ def test_check_mask_rejects_mismatch_and_non_binary():
             check_mask(bad, images)
     with pytest.raises(ValueError, match="mask"):
         check_mask(torch.full((4, 1, 8, 8), 0.5), images)
+
+
+def test_draws_happen_where_the_generator_can_drive_them():
+    cpu = torch.Generator()
+    assert draw_device(cpu, None) == torch.device("cpu")
+    assert draw_device(None, None) == torch.device("cpu")
+    assert draw_device(cpu, "meta") == torch.device("meta")  # meta ignores generators: draw in place
+    assert draw_device(cpu, "cuda") == torch.device("cpu")  # a CPU stream stays on the CPU, then moves
+    assert draw_device(None, "cuda") == torch.device("cuda")  # the global generator of that device
+    with pytest.raises(TypeError, match="generator"):
+        draw_device(0, None)
+    with pytest.raises(TypeError, match="device"):
+        draw_device(cpu, 3)
+
+
+@pytest.mark.parametrize("mask_type", MASK_TYPES)
+def test_masks_and_sigmas_are_made_on_the_requested_device(mask_type):
+    """Asked for the meta device, the mask and σ are created there (no CPU draw moved afterwards), and
+    on the CPU the same generator state gives the same values as without a device."""
+    mask = sample_mask((3, 8, 8), 0.5, mask_type=mask_type, generator=torch.Generator(), device="meta")
+    assert mask.device.type == "meta" and mask.shape == (3, 1, 8, 8)
+    assert sample_sigma(3, torch.Generator(), device="meta").device.type == "meta"
+    a = sample_mask((3, 8, 8), 0.5, mask_type=mask_type, generator=torch.Generator().manual_seed(2))
+    b = sample_mask(
+        (3, 8, 8), 0.5, mask_type=mask_type, generator=torch.Generator().manual_seed(2), device="cpu"
+    )
+    assert torch.equal(a, b)
+    assert torch.equal(
+        sample_sigma(4, torch.Generator().manual_seed(1)),
+        sample_sigma(4, torch.Generator().manual_seed(1), device="cpu"),
+    )
