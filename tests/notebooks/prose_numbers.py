@@ -17,8 +17,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,}|\${2})")
-_MATH_BLOCK_OPEN = re.compile(r"^\s*(`{3,})\{(math|code-cell|code|literalinclude|glue:[a-z]+)\}")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_MATH_BLOCK_OPEN = re.compile(
+    r"^\s*(`{3,}|~{3,})\{(math|code-cell|code-block|code|literalinclude|glue:[a-z]+)\}"
+)
+_DIRECTIVE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})\{[a-zA-Z][\w:-]*\}")
+_DISPLAY_MATH_END = re.compile(r"\$\$\s*(\([^)]*\))?\s*$")
 _ROLE = re.compile(r"\{[a-zA-Z:-]+\}`[^`]*`")
 _INLINE_CODE = re.compile(r"`[^`]*`")
 _MATH = re.compile(r"\$\$.*?\$\$|\$[^$]+\$")
@@ -48,8 +52,8 @@ class TypedNumber:
 
 
 def prose_lines(text: str) -> list[tuple[int, str]]:
-    """``(line number, line)`` of the Markdown prose: no front matter, fences, code or math blocks,
-    headings, directive options or HTML comments."""
+    """``(line number, line)`` of the Markdown prose: no front matter, code or math blocks, headings,
+    directive fences and options, or HTML comments. A directive's body (a note, an exercise) is prose."""
     out: list[tuple[int, str]] = []
     lines = text.splitlines()
     i = 0
@@ -58,25 +62,34 @@ def prose_lines(text: str) -> list[tuple[int, str]]:
         while i < len(lines) and lines[i].strip() != "---":
             i += 1
         i += 1
-    fence: str | None = None
+    skip_until: str | None = None  # the fence that closes the code or math block we are in
+    directives: list[str] = []  # fences of the prose directives we are in (innermost last)
     in_comment = False
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
         if in_comment:
             in_comment = "-->" not in line
-        elif fence is not None:
-            if stripped.startswith(fence) and stripped.strip("`~$") == "":
-                fence = None
-        elif _MATH_BLOCK_OPEN.match(line) or (_FENCE.match(line) and not line.strip().startswith("```{")):
-            opener = _FENCE.match(line)
-            fence = opener.group(1) if opener else "```"
-            if stripped.startswith("$$") and stripped.endswith("$$") and len(stripped) > 2:
-                fence = None  # one-line display math
+        elif skip_until is not None:
+            if skip_until == "$$" and _DISPLAY_MATH_END.match(stripped):
+                skip_until = None  # $$, or $$ (label) for a labelled equation
+            elif skip_until != "$$" and stripped.startswith(skip_until) and stripped.strip("`~") == "":
+                skip_until = None
+        elif _MATH_BLOCK_OPEN.match(line):
+            skip_until = _MATH_BLOCK_OPEN.match(line).group(1)
+        elif stripped.startswith("$$"):
+            one_line = len(stripped) > 2 and _DISPLAY_MATH_END.search(stripped[2:])
+            skip_until = None if one_line else "$$"
+        elif _DIRECTIVE_OPEN.match(line):
+            directives.append(_DIRECTIVE_OPEN.match(line).group(1))
+        elif directives and stripped == directives[-1]:
+            directives.pop()
+        elif _FENCE.match(line):
+            skip_until = _FENCE.match(line).group(1)  # a plain code fence
         elif stripped.startswith("<!--"):
             in_comment = "-->" not in stripped
-        elif stripped.startswith("#") or stripped.startswith(":") or stripped.startswith("```"):
-            pass  # headings, directive options, directive fences (their body is prose)
+        elif stripped.startswith("#") or stripped.startswith(":"):
+            pass  # headings, directive options and colon fences (their body is prose)
         else:
             out.append((i + 1, line))
         i += 1

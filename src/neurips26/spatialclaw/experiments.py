@@ -95,7 +95,10 @@ class SuiteConfig:
 
     @classmethod
     def for_scale(cls, scale: str) -> SuiteConfig:
-        """smoke: 2 families × 4 questions; default: 9 × 20 (the issue's size); paper: 9 × 50."""
+        """smoke: 2 families × 4 questions; default: 9 × 20; paper: 9 × 50.
+
+        The default is our choice: 180 questions in four interfaces fit the chapter on two cores.
+        """
         return pick(
             scale,
             smoke=cls(scale="smoke", families=("distance", "relative_direction"), per_family=4),

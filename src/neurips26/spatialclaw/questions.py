@@ -1,4 +1,7 @@
-"""Spatial questions with exact answers, in the nine families of the paper's benchmarks (digest §7.2).
+"""Spatial questions with exact answers, in nine families mirroring the paper's benchmark categories.
+
+The families are our choice (the chapter's *What we changed and why*): distance, relative direction,
+object perspective, counting, size, closest object, camera motion, a moving object, camera travel.
 
 Families 1–3 and 7–9 are *chained geometry* (the answer needs several measured quantities combined:
 distances, frames of reference, camera poses); 4–6 are *perception-dominated* (finding and telling apart

@@ -1,4 +1,4 @@
-"""The offline reference policy (digest §7.3): a deterministic stand-in for the VLM backbone.
+"""The offline reference policy: a deterministic stand-in for the VLM backbone.
 
 :class:`ReferencePolicy` is a ``messages -> str`` function; wrapped as ``Scripted(ReferencePolicy(...))``
 it drives :func:`~.loop.run_episode` like any chat model. It is a *mechanism demonstrator*: it knows one

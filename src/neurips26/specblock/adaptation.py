@@ -1,4 +1,4 @@
-"""The domain-shift stream: deployment-time adaptation of the drafter under a change of prompt domain (§3.7).
+"""The domain-shift stream: deployment-time adaptation of the drafter under a change of prompt domain (D8).
 
 Prompts of domain (a) arrive first, then prompts of domain (b); the drafter was trained without (b). Each
 prompt is decoded with SpecBlock (``speculative_generate(..., record=True)``, lossless), the verified

@@ -1,4 +1,4 @@
-"""Cost-aware bandit adaptation of the SpecBlock drafter at deployment (digest §3.7, our reconstruction).
+"""Cost-aware bandit adaptation of the SpecBlock drafter at deployment (our reconstruction).
 
 Verification already computes the target's logits and residual stream at every committed position, so each
 finished generation is a free training sequence for the drafter (``speculative_generate(..., record=True)``).
@@ -18,8 +18,8 @@ whether to spend time updating the drafter, and which parameters to update:
   iteration ``t_iter`` (same unit), ``S(U) = T_h · t_iter · (1/τ̄ − 1/(τ̄ + U))``, minus the cost:
   ``V_a = S(U_a) − C_a`` and ``V_skip = 0``;
 * decision: ``a* = argmax_a V_a``; update only if ``V_a* > 0``, else skip;
-* update: a few Adam steps of the §3.4 losses (:func:`~.train_drafter.ttt_losses`: valid-prefix draft loss,
-  rank loss, multi-block TTT) on buffer samples with a small learning rate, only ``a*``'s parameters
+* update: a few Adam steps of the training losses (:func:`~.train_drafter.ttt_losses`: valid-prefix draft
+  loss, rank loss, multi-block TTT) on buffer samples with a small learning rate, only ``a*``'s parameters
   trainable.
 
 Two reference policies: :class:`StaticPolicy` (never updates) and :class:`EveryWindowPolicy` (updates all
@@ -37,7 +37,7 @@ back: the abstract says a cost-aware bandit "uses free verifier feedback to upda
 only when the expected throughput gain exceeds the update cost", and the contents list an appendix
 "D Adaptation deployment", whose text was not retrievable; the released code has no bandit. Everything
 beyond that sentence (the arms, the τ-change gain, UCB, the seconds conversion, the replay buffer, the update
-recipe) is the digest's §3.7 reconstruction, made concrete here.
+recipe) is our reconstruction.
 
 Defaults
 --------
@@ -244,7 +244,7 @@ def collate(items: Sequence[VerifiedSequence]) -> Batch:
 @dataclass(frozen=True)
 class UpdateConfig:
     """One drafter update: ``steps`` Adam steps at ``lr`` on ``batch`` buffer sequences, windows of
-    ``window`` rows, ``ttt_blocks`` TTT blocks (§3.4), gradient clipping at ``clip``."""
+    ``window`` rows, ``ttt_blocks`` TTT blocks, gradient clipping at ``clip``."""
 
     steps: int = 4
     lr: float = 1e-3
@@ -290,7 +290,7 @@ def _gradient_step(
     config: UpdateConfig,
     generator: torch.Generator,
 ) -> float:
-    """One Adam step of the §3.4 TTT losses on a random window of each sequence of ``data``; the loss."""
+    """One Adam step of the TTT training losses on a random window of each sequence of ``data``; the loss."""
     tokens, logits, hidden, mask = unpack_data(data)
     n, t = tokens.shape
     kk = drafter.config.block_size
@@ -329,7 +329,7 @@ def update_drafter(
 ) -> float:
     """Update ``drafter`` in place with ``arm``'s parameters only; returns the seconds it took.
 
-    ``config.steps`` Adam steps (a fresh optimiser, learning rate ``config.lr``) of the §3.4 losses
+    ``config.steps`` Adam steps (a fresh optimiser, learning rate ``config.lr``) of the training losses
     (valid-prefix draft loss with weights 0.8^k, rank loss, ``ttt_blocks``-block TTT) on ``config.batch``
     sequences sampled from ``buffer`` per step. Every other parameter keeps its value bit for bit.
     Deterministic given ``seed`` and the buffer's content. ``arm='skip'`` does nothing.
@@ -510,7 +510,7 @@ def seconds_saved(gain: float, tau: float, cost_per_iteration: float, horizon: f
 
 
 class CostAwareBandit(AdaptationPolicy):
-    """The §3.7 cost-aware bandit (module docstring): update with ``argmax_a V_a`` only if ``V_a > 0``.
+    """The cost-aware bandit (module docstring): update with ``argmax_a V_a`` only if ``V_a > 0``.
 
     ``horizon``: ``T_h`` in generated tokens; ``exploration``: the UCB constant ``c``; ``memory``: gains
     kept per arm (sliding window); ``arms``: the update arms to choose among (subset of

@@ -22,7 +22,7 @@ norms, LM head and — when used — the rank head over ``K × beam_width`` rows
 ``K`` rows for the strict-linear chain, which expands one leaf).
 
 The adaptation stream (claim D8) prices a drafter update in the same units, so that the cost-aware bandit
-weighs a gain against a cost that does not move with the machine's load. One gradient step of the §3.4
+weighs a gain against a cost that does not move with the machine's load. One gradient step of the training
 losses runs ``blocks`` TTT block forwards over ``R = batch × window × K`` rows each; its backward pass is
 charged the usual two forwards' worth for the parameters it trains (weight and input gradients)::
 
@@ -148,7 +148,7 @@ def update_step_units(
     target_params: int,
     epsilon: float = EPSILON,
 ) -> float:
-    """``c_step``: one gradient step of the §3.4 losses on ``drafter`` training the parameters named in
+    """``c_step``: one gradient step of the training losses on ``drafter`` training the parameters named in
     ``trainable`` (``named_parameters`` names), ``batch`` sequences × ``window`` positions, ``blocks`` TTT
     blocks; in target forwards over one token (module docstring)."""
     if not isinstance(drafter, nn.Module):

@@ -1,4 +1,4 @@
-"""The chapter's procedural character corpus and the distillation data format (digest §7 "Data").
+"""The chapter's character corpus (in place of the paper's chat data) and the distillation data format.
 
 Three domains with different predictability, so that acceptance and branching matter:
 

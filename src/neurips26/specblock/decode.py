@@ -1,4 +1,4 @@
-"""Greedy decoding: vanilla (one target forward per token) and speculative with a draft tree (digest §3.5).
+"""Greedy decoding: vanilla (one target forward per token) and speculative, verifying a draft tree.
 
 :func:`speculative_generate` is lossless: it returns exactly the tokens :func:`vanilla_generate` returns
 (greedy, temperature 0), whatever the proposer drafts. One iteration:
@@ -39,7 +39,8 @@ class GenerationResult:
     With ``speculative_generate(..., record=True)``: ``logits`` ``(L-1, V)`` and ``hidden``
     ``(L-1, depth+1, H)``, the target's outputs at positions ``0 … L-2`` of ``prompt + tokens`` (``L`` ids),
     as the prefill and the verifications computed them (position ``j`` predicts token ``j+1``): the
-    verifier's outputs are free supervision for adapting the drafter (digest §3.7). ``None`` otherwise.
+    verifier's outputs are free supervision for adapting the drafter (the paper's cost-aware adaptation).
+    ``None`` otherwise.
     """
 
     tokens: tuple[int, ...]
@@ -60,7 +61,7 @@ class GenerationResult:
 
     @property
     def tau(self) -> float:
-        """Acceptance length τ = (accepted draft tokens + iterations) / iterations (digest §3.6)."""
+        """Acceptance length τ = (accepted draft tokens + iterations) / iterations (the paper's metric)."""
         return (sum(self.accepted) + self.iterations) / self.iterations if self.iterations else float("nan")
 
 

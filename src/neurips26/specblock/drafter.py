@@ -1,4 +1,4 @@
-"""The SpecBlock drafter: one forward emits a *block* of K mutually dependent draft tokens (digest §3.2).
+"""The SpecBlock drafter: one forward emits a *block* of K mutually dependent draft tokens.
 
 Alignment (the chapter's convention): the target's logits at position ``j`` predict token ``j+1``. The
 drafter run at position ``i`` with condition ``f_i`` (fused target features) and input token ``x_{i+1}``
@@ -24,7 +24,7 @@ Outputs: the pre-norm hidden ``g`` (kept to chain blocks) and logits ``W_lm RMSN
 Three ways to run it:
 
 - :meth:`SpecBlockDrafter.forward_sequence`: first block over a whole sequence (training);
-- :meth:`SpecBlockDrafter.forward_ttt`: the multi-block training-time unroll (digest §3.4);
+- :meth:`SpecBlockDrafter.forward_ttt`: the multi-block training-time unroll (the paper's training);
 - :meth:`SpecBlockDrafter.extend` and :meth:`SpecBlockDrafter.expand`: inference with a drafter KV cache
   over the committed prefix (block 1 of an iteration, which also absorbs the newly committed positions,
   is one forward) and one batched forward that launches a new block from each pending leaf.
@@ -54,7 +54,7 @@ class SpecBlockConfig:
     ``width``: drafter width ``H`` (= the target's width, so the frozen token embedding fits);
     ``feature_dim``: size of ``f_i`` (``3·H_T``); ``vocab_size``: the target's vocabulary; ``block_size``:
     ``K`` slots per forward; ``layers``: ``L_D``; ``heads``: attention heads; ``mlp_ratio``: SwiGLU width
-    ``/ H``; ``shift``: the layer-wise shift (off = ablation); ``rank_head``: co-train a rank head (§3.3);
+    ``/ H``; ``shift``: the layer-wise shift (off = ablation); ``rank_head``: co-train a rank head;
     ``context``: largest RoPE position + 1.
     """
 
@@ -117,7 +117,7 @@ class SpecBlockConfig:
 
 
 def block_mask(rows: int, block_size: int, *, device=None) -> Tensor:
-    """Boolean ``(S·K, S·K)`` block attention mask of one block over ``S = rows`` positions (§3.2).
+    """Boolean ``(S·K, S·K)`` block attention mask of one block over ``S = rows`` positions.
 
     Query ``(i, k)`` (flattened as ``i·K + k``) may attend to key ``(j, k')`` iff ``j < i`` or
     (``j = i`` and ``k' ≤ k``).
@@ -141,10 +141,10 @@ def shift_slots(h: Tensor) -> Tensor:
 def ttt_context_mask(rows: int, block_size: int, steps: Sequence[int], *, device=None) -> Tensor:
     """Boolean ``(S·K, (b-1)·S·K)`` mask from block ``b = len(steps)+1`` onto the keys of blocks ``1 … b-1``.
 
-    Multi-block TTT (§3.4): query ``(i, k)`` of block ``b`` sees block 1's slots of every earlier position
-    ``j < i``, block 1's slots ``k' < M_1`` at its own position, and block ``c``'s slots ``k' < M_c`` at
-    its own position (``2 ≤ c < b``), where ``M_c = steps[c-1]`` launched block ``c+1`` from slot
-    ``M_c − 1`` of block ``c``. Its own block uses :func:`block_mask`.
+    Multi-block TTT (the paper's training): query ``(i, k)`` of block ``b`` sees block 1's slots of every
+    earlier position ``j < i``, block 1's slots ``k' < M_1`` at its own position, and block ``c``'s slots
+    ``k' < M_c`` at its own position (``2 ≤ c < b``), where ``M_c = steps[c-1]`` launched block ``c+1``
+    from slot ``M_c − 1`` of block ``c``. Its own block uses :func:`block_mask`.
     """
     n = rows * block_size
     i = torch.arange(rows, device=device).repeat_interleave(block_size)
@@ -244,7 +244,7 @@ class DrafterCache:
 
 
 class SpecBlockDrafter(nn.Module):
-    """The block drafter of §3.2 (and its rank head, §3.3, when ``config.rank_head``).
+    """The paper's block drafter (and its rank head, when ``config.rank_head``).
 
     ``embedding``: the target's token embedding ``(V, H)``, copied and frozen (a buffer, not a parameter).
     Weights are drawn from ``seed``: every matrix ``N(0, 0.02²)``, except the shift matrices, which start
@@ -384,7 +384,7 @@ class SpecBlockDrafter(nn.Module):
     def forward_ttt(
         self, features: Tensor, tokens: Tensor, steps: Sequence[int], *, own_rows: bool = True
     ) -> list[BlockOutput]:
-        """Multi-block training-time unroll (§3.4): ``len(steps) + 1`` blocks.
+        """Multi-block training-time unroll: ``len(steps) + 1`` blocks.
 
         ``features`` ``(B, S, 3H_T)``; ``tokens`` ``(B, S + pad)`` with ``tokens[:, t]`` = ``x_t`` (row ``i``
         of block 1 reads ``x_{i+1}``), ``pad ≥ 1 + Σ steps`` (out-of-range rows should carry any id and be
@@ -486,7 +486,7 @@ class SpecBlockDrafter(nn.Module):
         ``root_visible`` ``(B,)``: how many block-1 slots of the last cached row (the current position)
         each leaf's block may see (``M_1``); ``ancestors``: per layer keys/values ``(B, heads, A, D)`` of
         the leaf's blocks ≥ 2, visible where ``ancestor_mask`` ``(B, A)`` is True. Rows before the last
-        are visible in full (§3.4 attention for blocks ≥ 2).
+        are visible in full (the training attention of blocks ≥ 2).
         """
         cfg = self.config
         kk = cfg.block_size

@@ -1,4 +1,4 @@
-"""SpecBlock's block-iterative dynamic draft tree (digest §3.5), as a :class:`~.protocol.Proposer`.
+"""SpecBlock's block-iterative dynamic draft tree (the paper's inference), as a :class:`~.protocol.Proposer`.
 
 One speculative iteration:
 
@@ -24,7 +24,7 @@ spine node is its one pending leaf: the next block continues the chain from ther
 
 A new block sees the drafter cache of every earlier position in full, the slots ``≤ k`` of its ancestor
 blocks at the current position (``k`` the slot its chain was launched from; our reading of the released
-code's "visible slots"), and its own slots causally — the attention it was trained with (§3.4 TTT).
+code's "visible slots"), and its own slots causally — the attention it was trained with (multi-block TTT).
 Nodes with the same parent and token are merged (the higher score is kept, so scores still fall along
 every path and pruning by score stays ancestor-closed). The loop prunes the tree to ``total_tokens``.
 """
@@ -81,7 +81,7 @@ def plan_block(
     budgets: Sequence[int] = DEFAULT_BUDGETS,
     top_k: int = 4,
 ) -> BlockPlan:
-    """The rank-driven walk of §3.5 over one block's ``(K, V)`` log-probabilities.
+    """The paper's rank-driven walk over one block's ``(K, V)`` log-probabilities.
 
     Slot 0 takes ``beam_width`` candidates whatever its class; slot ``k ≥ 1`` takes ``budgets[classes[k]]``
     (or ``top_k`` when ``classes`` is None: no rank head); a budget of 0 stops the walk at that slot.
@@ -169,7 +169,7 @@ class _TreeBuilder:
 
 
 class SpecBlockProposer:
-    """SpecBlock drafting (§3.5) behind the :class:`~.protocol.Proposer` interface.
+    """SpecBlock drafting (the paper's inference) behind the :class:`~.protocol.Proposer` interface.
 
     ``max_blocks``: block forwards per iteration (2 released); ``beam_width``: slot-0 candidates and
     leaves expanded per level (10); ``budgets``: per-class branching (``(2, 4, 10, 0)``); ``top_k``:

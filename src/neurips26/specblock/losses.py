@@ -1,4 +1,4 @@
-"""SpecBlock's training losses (digest §3.4): the valid-prefix draft loss and the rank-head loss.
+"""SpecBlock's training losses, as in its released trainer: the valid-prefix loss and the rank-head loss.
 
 Shapes: every function works on a batch of blocks with any leading axes ``(…)`` and a slot axis ``K``:
 draft logits ``(…, K, V)``, teacher logits ``(…, K, V)`` (slot ``k`` at row ``i`` has teacher = the target's
@@ -77,7 +77,7 @@ def draft_loss(
 
 
 def rank_labels(draft_logits: Tensor, teacher_logits: Tensor) -> Tensor:
-    """Rank class ``(…, K)`` of the target's argmax token inside the drafter's logits (§3.3)."""
+    """Rank class ``(…, K)`` of the target's argmax token inside the drafter's logits (the rank label)."""
     return rank_class(target_rank(draft_logits.detach(), teacher_logits.argmax(-1)))
 
 
@@ -102,7 +102,7 @@ def rank_chain_mask(rank_logits: Tensor, labels: Tensor, valid: Tensor) -> Tenso
 
 
 def rank_loss(rank_logits: Tensor, labels: Tensor, mask: Tensor, *, max_weight_count: float = 10.0) -> Tensor:
-    """The rank-head loss of §3.4 (see the module docstring): mean over slots with any masked sample."""
+    """The rank-head loss (see the module docstring): mean over slots with any masked sample."""
     if rank_logits.shape[:-1] != labels.shape or labels.shape != mask.shape:
         raise ValueError(
             f"rank_logits (…, K, 4), labels and mask (…, K) must agree; got {tuple(rank_logits.shape)}, "

@@ -1,4 +1,4 @@
-"""Speculative-decoding metrics (digest §3.6 and §7 "Cost accounting").
+"""Speculative-decoding metrics (the paper's acceptance length and speedup; the chapter's cost accounting).
 
 - acceptance length τ = (accepted draft tokens + iterations) / iterations: tokens per target forward;
 - per-depth acceptance: the share of iterations whose accepted path reached depth ≥ d, d = 1 … D;
@@ -71,7 +71,7 @@ def modelled_speedup(
     *,
     epsilon: float = EPSILON,
 ) -> float:
-    """τ t_T / (t_T (1 + ε N) + n_fwd t_D): the latency model of the digest §7 (GPU-like verification)."""
+    """τ t_T / (t_T (1 + ε N) + n_fwd t_D): the chapter's latency model (GPU-like verification)."""
     tau = check_float("tau", tau, minimum=1.0)
     t_t = check_float("target_latency", target_latency, minimum=0.0, strict_min=True)
     t_d = check_float("drafter_latency", drafter_latency, minimum=0.0)

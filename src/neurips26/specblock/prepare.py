@@ -124,7 +124,7 @@ DROPPED: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """One drafter of the chapter: ``kind`` and the SpecBlock ablation flags (digest §3.4, issue's ablations).
+    """One drafter of the chapter: ``kind`` and the SpecBlock ablation flags (the ablations of 03-claims).
 
     ``shift``: the layer-wise shift; ``ttt_blocks``: blocks unrolled in training; ``valid_prefix``: the
     chain mask. EAGLE-3 and Medusa rows keep the defaults (the flags do not apply to them).

@@ -1,4 +1,4 @@
-"""The rank head: predicts, per draft slot, how deep the target's token sits in the drafter's ranking (§3.3).
+"""The rank head: predicts, per draft slot, how deep the target's token sits in the drafter's ranking.
 
 Classes bucket the rank of the *target's* argmax token inside the drafter's distribution:
 class 0 = rank 1 (the draft's top-1 is right), 1 = ranks 2–4, 2 = ranks 5–10, 3 = rank > 10 ("give up").

@@ -1,4 +1,4 @@
-"""The chapter's target model and the distillation of its greedy responses (digest §3.4, §7).
+"""The chapter's target model (in place of the paper's 8B ones) and the distillation of its greedy answers.
 
 The target is a :class:`~neurips26.nn.transformer.Decoder` (4 pre-norm blocks, width 128, 4 heads, RoPE,
 MLP width 3 × 128) trained with next-token cross-entropy on the mixed character corpus of :mod:`.data`.

@@ -1,4 +1,4 @@
-"""Training the SpecBlock drafter on the target's distillation data (digest §3.4).
+"""Training the SpecBlock drafter on the target's distillation data (the paper's training objective).
 
 Each step draws ``batch`` sequences and, in each, a window of ``window`` rows (positions whose next token is a
 response token are favoured), unrolls ``ttt_blocks`` blocks (:meth:`SpecBlockDrafter.forward_ttt`, one

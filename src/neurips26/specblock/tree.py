@@ -1,4 +1,4 @@
-"""Tree-attention verification of a draft tree (digest §3.5 steps 6-7, §4 "Tree-attention verification").
+"""Tree-attention verification of a draft tree (the verification step of the paper's inference).
 
 Layout of one verification forward. The KV cache holds the committed prefix *without* the root,
 ``P = L - 1`` positions (``L`` committed tokens, the last of which is the root, produced by the target

@@ -1,4 +1,4 @@
-"""The exact utilities of the kernel: tools.Geometry, tools.Mask, tools.Time, tools.Draw (digest §7.6)."""
+"""The exact utilities of the kernel: tools.Geometry, tools.Mask, tools.Time, tools.Draw."""
 
 from __future__ import annotations
 

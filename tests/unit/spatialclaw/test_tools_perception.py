@@ -1,5 +1,5 @@
 """The perception stand-ins: tools.SAM3, tools.Reconstruct, vlm, PerFrameMask, Reconstruction, the
-``tools`` namespace and PerceptionNoise (digest §7.6). Scenes are built by hand so that every expected
+``tools`` namespace and PerceptionNoise. Scenes are built by hand so that every expected
 value is analytic."""
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """How wrong the perception stand-ins are, and where their randomness comes from.
 
 :class:`PerceptionNoise` holds the failure rates of the seeded stand-ins for SAM3, the reconstruction
-model and the grounding VLM (paper §3.1 tools; levels are our choices, digest §8): a segmentation drops
-an instance with probability ``p_miss``, moves mask boundaries by up to ``boundary_px`` pixels and
-returns an instance as two objects with probability ``split_prob``; a reconstruction multiplies every
-length by one hidden scale drawn from ``depth_scale``, every depth by ``1 + N(0, depth_noise)`` and
-perturbs every camera but the first by ``rot_deg`` / ``trans_m``; ``vlm.locate`` adds ``N(0,
-locate_sigma)`` (0–1000 units) to its point.
+model and the grounding VLM (paper §3.1 tools; the paper gives no levels, these are our choices): a
+segmentation drops an instance with probability ``p_miss``, moves mask boundaries by up to
+``boundary_px`` pixels and returns an instance as two objects with probability ``split_prob``; a
+reconstruction multiplies every length by one hidden scale drawn from ``depth_scale``, every depth by
+``1 + N(0, depth_noise)`` and perturbs every camera but the first by ``rot_deg`` / ``trans_m``;
+``vlm.locate`` adds ``N(0, locate_sigma)`` (0–1000 units) to its point.
 
 Randomness is *keyed, not streamed*: :func:`keyed_rng` seeds a fresh generator from a SHA-256 hash of
 ``(seed, tool, arguments)`` (for example ``(seed, "segment_image_by_text", frame 3, "red chair")``).
@@ -28,7 +28,10 @@ from neurips26.validation import check_float, check_int, check_seed
 
 @dataclass(frozen=True)
 class PerceptionNoise:
-    """Failure rates of the perception stand-ins (module docstring); defaults follow digest §8.
+    """Failure rates of the perception stand-ins (module docstring); the defaults are our choices.
+
+    The paper leaves the levels open; the defaults are moderate errors for each model, and the
+    chapter sweeps ``p_miss`` to show how the interfaces degrade (:mod:`.experiments`).
 
     ``p_miss`` probability a segmentation drops an instance; ``boundary_px`` largest erosion/dilation of
     a mask in pixels; ``split_prob`` probability an instance comes back as two objects; ``depth_scale``

@@ -1,8 +1,9 @@
 """``tools.Reconstruct``: a seeded stand-in for a feed-forward reconstruction model (DA3 in the paper).
 
 It reads the renderer's exact z-depth and camera poses and hands them back the way a reconstruction
-model would (paper §3.1; failure modes from digest §7.2): in a gravity-aligned world whose origin is the
-first requested frame's camera (see :mod:`neurips26.spatialclaw.reconstruction`), with
+model would (paper §3.1; the failure modes below are our choice of a real model's typical errors): in a
+gravity-aligned world whose origin is the first requested frame's camera (see
+:mod:`neurips26.spatialclaw.reconstruction`), with
 
 * one hidden global scale ``s ~ U(depth_scale)`` per call multiplying every length (depth, camera
   positions, points), the monocular scale ambiguity; the reported ``metric_scale`` stays 1.0 because a

@@ -4,7 +4,7 @@ Point and box prompts are exact: they return the whole visible region of the ins
 points (or the instance the box best encloses). Text prompts go through a strict lexicon
 (:mod:`.lexicon`: ``"<colour> <category>"``, ``"<category>"``, plurals) and return every matching
 instance seen in at least :data:`MIN_PIXELS` pixels, with the failure modes of a real open-vocabulary
-segmenter (digest §7.2):
+segmenter (our choice of the typical ones):
 
 * a word outside the lexicon (a synonym such as ``"couch"``) finds nothing;
 * each instance is dropped with probability ``p_miss``;

@@ -1,4 +1,4 @@
-"""Shared by the baseline drafters (digest §3.4, §4): teacher data, shifts, soft CE, context checks.
+"""Shared by the baseline drafters (the paper's recipe): teacher data, shifts, soft CE, context checks.
 
 Alignment convention of the chapter: the target's logits at position ``j`` predict token ``j+1``. A drafter
 output that predicts ``x_{i+2+k}`` is taught by the target's softmax at position ``i+1+k``
@@ -78,7 +78,8 @@ def shift_left(x: Tensor, by: int, fill: float | int | bool = 0) -> Tensor:
 def masked_soft_ce(student_logits: Tensor, teacher_logits: Tensor, mask: Tensor) -> Tensor:
     """Mean over ``mask`` of ``−Σ_v softmax(teacher)_v · log softmax(student)_v`` (0 with an empty mask).
 
-    Soft cross-entropy = KL(teacher ‖ student) up to the teacher's entropy, a constant (digest §3.4).
+    Soft cross-entropy = KL(teacher ‖ student) up to the teacher's entropy, a constant
+    (as in the paper's released trainer).
     """
     teacher = torch.softmax(teacher_logits.to(student_logits.dtype), dim=-1)
     ce = -(teacher * F.log_softmax(student_logits, dim=-1)).sum(-1)

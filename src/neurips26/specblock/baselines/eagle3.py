@@ -1,4 +1,4 @@
-"""EAGLE-3, the autoregressive baseline (digest §4): a one-layer drafter on fused target features.
+"""EAGLE-3, the paper's autoregressive baseline: a one-layer drafter on fused target features.
 
 **Drafter.** At row ``i`` of a sequence the drafter reads the fused target feature
 ``f_i = [h⁽¹⁾_i; h⁽²⁾_i; h⁽³⁾_i]`` (:func:`~neurips26.specblock.protocol.fused_features`) and the embedding
@@ -251,7 +251,7 @@ class Eagle3Drafter(nn.Module):
 
 def eagle3_step_losses(drafter: Eagle3Drafter, data: object) -> Tensor:
     """``(ttt_steps,)`` losses ``L_j``: soft CE of step ``j`` against the target's softmax at ``i+1+j``,
-    averaged over rows ``i`` with ``loss_mask[i+1+j]`` (digest §4)."""
+    averaged over rows ``i`` with ``loss_mask[i+1+j]`` (EAGLE-3's training-time test)."""
     if not isinstance(drafter, Eagle3Drafter):
         raise TypeError(f"drafter must be an Eagle3Drafter; got {type(drafter).__name__}")
     tokens, logits, hidden, loss_mask = unpack_distill(data)
@@ -338,7 +338,7 @@ def prune_to_budget(tokens: list[int], parents: list[int], scores: list[float], 
 
 
 class Eagle3Proposer:
-    """EAGLE-2 dynamic tree drafted by an :class:`Eagle3Drafter` (``protocol.Proposer``; digest §4).
+    """EAGLE-2 dynamic tree drafted by an :class:`Eagle3Drafter` (``protocol.Proposer``).
 
     One iteration, with ``L`` committed tokens (the last, ``x_{L-1}``, the root):
 

@@ -1,4 +1,4 @@
-"""Medusa-style parallel heads, the baseline without path dependence (digest §4).
+"""Medusa-style parallel heads, the baseline without path dependence.
 
 **Heads.** ``K`` heads read the target's last residual row, normalised by the target's own final norm,
 ``z = FinalNorm(h⁽ᴸ⁾_t)`` (what the target's LM head reads). Head ``k`` is a residual block and an LM head:
@@ -208,7 +208,7 @@ def sparse_tree_choices(profile: Sequence[Sequence[float]], count: int) -> list[
 
 
 class MedusaProposer:
-    """Medusa drafting (``protocol.Proposer``): one forward of the heads, a fixed sparse tree (digest §4).
+    """Medusa drafting (``protocol.Proposer``): one forward of the heads, a fixed sparse tree, as in Medusa.
 
     ``choices``: the tree's node paths (default :func:`sparse_tree_choices` of :func:`default_profile` with
     ``topk`` candidates per head, ``count`` paths), prefix-closed and parents first. Each iteration runs
