@@ -192,7 +192,7 @@ def test_the_typed_number_check_reads_directive_bodies_and_labelled_equations(tm
 
 
 # Notebook folders whose code cells are still being reformatted to the text column's width.
-CODE_WIDTH_PENDING = {"05-ssd", "appendix"}
+CODE_WIDTH_PENDING = {"05-ssd"}
 ALL_NOTEBOOKS = notebooks()
 
 
@@ -243,3 +243,17 @@ def test_reader_facing_text_cites_what_a_reader_can_open():
     assert not found, hint + "\n".join(found)
     done = sorted(INTERNAL_WORDS_PENDING - pending_hits)
     assert not done, f"reworded already, remove from INTERNAL_WORDS_PENDING: {done}"
+
+
+_CROSS_PAGE_GLUE = re.compile(r"\{glue(?::text)?\}`([^`]*\.md::[^`:]*)`")
+
+
+def test_glue_from_another_page_names_its_format():
+    """myst-nb splits a role's text at its last colon: ``03-claims.md::key`` would read as the key
+    ``03-claims.md:`` with the format ``key``; write ``03-claims.md::key:s`` (or ``:.2f``)."""
+    bad = [
+        f"{md.relative_to(ROOT)}: {ref}"
+        for md in sorted((ROOT / "chapters").glob("*/*.md"))
+        for ref in _CROSS_PAGE_GLUE.findall(md.read_text(encoding="utf-8"))
+    ]
+    assert not bad, "add a format (:s for text):\n" + "\n".join(bad)
