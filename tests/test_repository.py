@@ -137,9 +137,6 @@ def test_ci_runs_the_readme_test_command():
     assert "make book" in readme and "make test" in readme
 
 
-# Chapters whose prose still types measured numbers (being moved to glue, one chapter at a time). A
-# chapter leaves this set once its prose is clean; a new chapter is held to the rule from the start.
-TYPED_NUMBERS_PENDING = {"05-ssd"}
 CHAPTERS = sorted(p for p in (ROOT / "chapters").iterdir() if p.is_dir())
 
 
@@ -147,9 +144,6 @@ CHAPTERS = sorted(p for p in (ROOT / "chapters").iterdir() if p.is_dir())
 def test_numbers_in_the_prose_come_from_the_run(chapter: Path):
     """A decimal or a percentage in a chapter's prose is glued from the run, marked {paper}, or math."""
     found = [str(t) for md in chapter_prose(chapter) for t in typed_numbers(md)]
-    if chapter.name in TYPED_NUMBERS_PENDING:
-        assert found, f"{chapter.name} has no typed numbers left: remove it from TYPED_NUMBERS_PENDING"
-        pytest.skip(f"{chapter.name}: {len(found)} typed numbers still to glue (TYPED_NUMBERS_PENDING)")
     assert not found, "typed numbers without a source (glue them, or mark the paper's with {paper}):\n" + (
         "\n".join(found)
     )
@@ -191,8 +185,6 @@ def test_the_typed_number_check_reads_directive_bodies_and_labelled_equations(tm
     assert [t.number for t in typed_numbers(page)] == ["0.31", "0.32", "0.33", "0.34"]
 
 
-# Notebook folders whose code cells are still being reformatted to the text column's width.
-CODE_WIDTH_PENDING = {"05-ssd"}
 ALL_NOTEBOOKS = notebooks()
 
 
@@ -202,20 +194,12 @@ def test_code_fits_the_page(path: Path):
     (``make format-notebooks``)."""
     long = [f"{path.name}:{n}: {len(line)} > {WIDTH}" for n, line in long_code_lines(path)]
     unformatted = formatted(path) != path.read_text(encoding="utf-8")
-    if path.parent.name in CODE_WIDTH_PENDING:
-        assert long or unformatted, f"{path.parent.name} fits: remove it from CODE_WIDTH_PENDING"
-        pytest.skip(f"{path.parent.name}: {len(long)} long code lines (CODE_WIDTH_PENDING)")
     assert not unformatted, f"{path.name} is not formatted: run make format-notebooks"
     assert not long, "code lines wider than the page (shorten the strings by hand):\n" + "\n".join(long)
 
 
 # Reader-facing text cites what a reader can open: the paper, the book's own pages, book/contributing.md.
 _INTERNAL = re.compile(r"\bthe issue\b|\bissue's\b|\bdigest §|research digest|\bBOOK_GUIDE\b", re.IGNORECASE)
-# Folders still being reworded (chapter notebooks and their library packages), one at a time.
-INTERNAL_WORDS_PENDING = {
-    "chapters/05-ssd",
-    "src/neurips26/ssd",
-}
 
 
 def _reader_facing_files() -> list[Path]:
@@ -229,20 +213,14 @@ def _reader_facing_files() -> list[Path]:
 
 def test_reader_facing_text_cites_what_a_reader_can_open():
     """No "the issue", "digest §" or "BOOK_GUIDE" in chapters/, book/ or src/ (documents a reader lacks)."""
-    found, pending_hits = [], set()
+    found = []
     for path in _reader_facing_files():
         rel = path.relative_to(ROOT).as_posix()
-        pending = next((p for p in INTERNAL_WORDS_PENDING if rel.startswith(p + "/")), None)
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if _INTERNAL.search(line):
-                if pending:
-                    pending_hits.add(pending)
-                else:
-                    found.append(f"{rel}:{n}: {line.strip()[:100]}")
+                found.append(f"{rel}:{n}: {line.strip()[:100]}")
     hint = "cite the paper, the chapter's sections or book/contributing.md instead:\n"
     assert not found, hint + "\n".join(found)
-    done = sorted(INTERNAL_WORDS_PENDING - pending_hits)
-    assert not done, f"reworded already, remove from INTERNAL_WORDS_PENDING: {done}"
 
 
 _CROSS_PAGE_GLUE = re.compile(r"\{glue(?::text)?\}`([^`]*\.md::[^`:]*)`")

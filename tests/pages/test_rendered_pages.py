@@ -118,3 +118,34 @@ def test_first_screens_are_kept_for_review(tmp_path: Path) -> None:
     assert len(pages) == len(FIRST_SCREENS), f"missing pages: {set(FIRST_SCREENS) - set(pages)}"
     written = layout.first_screens(site, pages, out, chromium=chromium)
     assert len(written) == 2 * len(pages) and all(p.stat().st_size > 5000 for p in written)
+
+
+def _numbered_chapters() -> list[tuple[str, str]]:
+    """``(index page, first notebook)`` of every chapter in a numbered part of the toc, in book order."""
+    import yaml
+
+    toc = yaml.safe_load((REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    out = []
+    for part in toc.get("parts", []):
+        if not part.get("numbered"):
+            continue
+        for chapter in part.get("chapters", []):
+            sections = chapter.get("sections") or []
+            if sections:
+                out.append((chapter["file"], sections[0]["file"]))
+    return out
+
+
+def test_the_first_notebook_of_chapter_n_is_numbered_n_1() -> None:
+    """A chapter's landing page has unnumbered headings, so its notebooks are N.1, N.2, ... (not N.8)."""
+    site = _site_dir()
+    if not (site / "index.html").is_file():
+        _not_checked(f"the book is not built ({site / 'index.html'} is missing; run `make book`)")
+    wrong = []
+    for n, (index, first) in enumerate(_numbered_chapters(), start=1):
+        page = (site / first).with_suffix(".html").read_text(encoding="utf-8")
+        found = re.search(r'<h1><span class="section-number">([\d.]+) </span>', page)
+        number = found.group(1) if found else "(none)"
+        if number != f"{n}.1.":
+            wrong.append(f"{first}: numbered {number}, expected {n}.1. (headings of {index} take numbers?)")
+    assert not wrong, "\n".join(wrong)

@@ -747,8 +747,8 @@ class PopulationScoreConfig:
 
     ns: training-set sizes; etas: mask ratios; replicates: independent data/initialisation draws;
     field_size: side of the field; channels, small, sigma_data: the denoiser (8×8, circular padding);
-    steps, batch, lr: training (equal for every cell; 300 updates at default, where the issue proposed
-    ~600, so that the nine cells train within the claims notebook's CPU budget); mask_type: the SSD mask;
+    steps, batch, lr: training (equal for every cell; 300 updates at default rather than ~600, so that the
+    nine cells train within the claims notebook's CPU budget); mask_type: the SSD mask;
     n_eval: fresh population samples per noise level; sigmas: the noise levels of the error.
     """
 

@@ -8,10 +8,11 @@ the committed checkpoint when it is there and fresh, otherwise the same training
 :func:`neurips26.cache.cached` — with a progress bar and a line saying so — so the notebooks run before
 the checkpoints exist, only slower.
 
-Choices [ours], all for the CPU budget (2 cores; the issue's "2,000 steps in 20–40 s" is out of reach):
+Choices [ours], all for the CPU budget (2 cores, on which the whole table must train in one default run of
+30–40 min):
 
-- digit and twin-blob denoisers: ``DenoiserConfig(16, C, channels=(16, 32))`` (106k parameters, where the
-  issue's 32/64 U-Net has 382k and trains ~3× slower per step), batch 64 (issue: 128), Adam 2e-3,
+- digit and twin-blob denoisers: ``DenoiserConfig(16, C, channels=(16, 32))`` (106k parameters; a (32, 64)
+  U-Net has 382k and trains ~3× slower per step), batch 64 rather than 128, Adam 2e-3,
   2,000 updates for every model (equal step budgets), σ_d = 0.5; the same initial weights and the same
   batch order for every model (one seed), so rows differ only in what the table says;
 - every digit run logs a proxy FID of 256 Heun samples every 250 updates (the stability curve of D4, and
@@ -22,7 +23,7 @@ Choices [ours], all for the CPU budget (2 cores; the issue's "2,000 steps in 20�
   needed, as D4 asks; the twin blobs are a fixed set of 2,048 images;
 - regulariser baselines at N = 64: dropout 0.1 and (decoupled, AdamW) weight decay 1e-2; MaskDM-style
   input masking at η = 0.9 on the full digits;
-- one seed (the issue's three would triple the 30–40 min of CPU the default run takes).
+- one seed (three would triple the 30–40 min of CPU the default run takes).
 
 Equal budgets, one seed, and one table: the η = 0 row and the η = 0.98 row of a claim differ in η only.
 """
