@@ -76,7 +76,7 @@ def test_matplotlib_figures_reach_the_pages() -> None:
 
 FIRST_SCREENS = (
     "book/scoreboard.html",
-    "chapters/01-thwf/01-problem.html",
+    "chapters/01-thwf/01-idea.html",
     "chapters/10-specblock/01-idea.html",
     "chapters/16-spatialclaw/01-three-interfaces.html",
 )

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.thwf.model import Problem, ProblemBatch, adjoint_kernel
-from neurips26.thwf.threshold import top_s_mask_kernel
+from neurips26.thwf.model import Problem, ProblemBatch, adjoint_unchecked
+from neurips26.thwf.threshold import top_s_mask_unchecked
 from neurips26.validation import check_choice, check_float, check_int
 
 SUPPORT_RULES: tuple[str, ...] = ("top_s", "adaptive")
@@ -77,7 +77,7 @@ def sparsity_argument(
 def back_projection(problem: Problem | ProblemBatch) -> np.ndarray:
     """``Y = 𝒜^*(y) = B^* diag(y) A`` (K×N, or T×K×N for a batch)."""
     problem = _check_problem(problem)
-    return adjoint_kernel(problem.a, problem.y, problem.k)
+    return adjoint_unchecked(problem.a, problem.y, problem.k)
 
 
 def _leading_pair(y_masked: np.ndarray, d_hat: np.ndarray, mask_h, mask_x) -> Initialization:
@@ -111,18 +111,18 @@ def sparse_spectral_init(
     s_h = sparsity_argument("s_h", s_h, problem, k)
     s_x = sparsity_argument("s_x", s_x, problem, n)
 
-    y_back = adjoint_kernel(problem.a, problem.y, problem.k)  # Y = 𝒜^*(y)
+    y_back = adjoint_unchecked(problem.a, problem.y, problem.k)  # Y = 𝒜^*(y)
     d_hat = np.linalg.norm(problem.y, axis=-1)  # d̂ = ||y|| ≈ ||h0|| ||x0||
     modulus = np.abs(y_back)
     row_max = modulus.max(axis=-1)  # max_j |Y_ij|, one score per kernel tap i
     col_max = modulus.max(axis=-2)  # max_i |Y_ij|, one score per code entry j
     if rule == "top_s":
-        mask_h = top_s_mask_kernel(row_max, s_h)
-        mask_x = top_s_mask_kernel(col_max, s_x)
+        mask_h = top_s_mask_unchecked(row_max, s_h)
+        mask_x = top_s_mask_unchecked(col_max, s_x)
     else:
         tau0 = alpha * d_hat * np.sqrt(np.log(k * n) / m)  # τ0 = α d̂ sqrt(log(KN)/M)
-        mask_h = (row_max > np.asarray(tau0)[..., None]) | top_s_mask_kernel(row_max, 1)
-        mask_x = (col_max > np.asarray(tau0)[..., None]) | top_s_mask_kernel(col_max, 1)
+        mask_h = (row_max > np.asarray(tau0)[..., None]) | top_s_mask_unchecked(row_max, 1)
+        mask_x = (col_max > np.asarray(tau0)[..., None]) | top_s_mask_unchecked(col_max, 1)
     y_masked = y_back * mask_h[..., :, None] * mask_x[..., None, :]
     return _leading_pair(y_masked, d_hat, mask_h, mask_x)
 
@@ -130,7 +130,7 @@ def sparse_spectral_init(
 def dense_spectral_init(problem: Problem | ProblemBatch) -> Initialization:
     """The leading singular pair of the whole back-projection ``Y`` (Li et al., 2016)."""
     problem = _check_problem(problem)
-    y_back = adjoint_kernel(problem.a, problem.y, problem.k)
+    y_back = adjoint_unchecked(problem.a, problem.y, problem.k)
     d_hat = np.linalg.norm(problem.y, axis=-1)
     mask_h = np.ones(y_back.shape[:-1], dtype=bool)
     mask_x = np.ones(y_back.shape[:-2] + y_back.shape[-1:], dtype=bool)

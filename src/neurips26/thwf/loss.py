@@ -18,7 +18,7 @@ from neurips26.thwf.model import (
     check_complex,
     check_factors,
     check_operator_args,
-    forward_kernel,
+    forward_unchecked,
 )
 
 
@@ -31,19 +31,19 @@ def _check_loss_args(a, y, h, x):
     return a, y, h, x
 
 
-def loss_kernel(a: np.ndarray, y: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
+def loss_unchecked(a: np.ndarray, y: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """:func:`loss` without argument checks."""
-    r = forward_kernel(a, h, x) - y
+    r = forward_unchecked(a, h, x) - y
     return np.sum(np.abs(r) ** 2, axis=-1)
 
 
 def loss(a: np.ndarray, y: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray | float:
     """``F(h, x) = ||𝒜(h x^*) - y||²`` (Eq. (3)); one value per leading batch index."""
-    out = loss_kernel(*_check_loss_args(a, y, h, x))
+    out = loss_unchecked(*_check_loss_args(a, y, h, x))
     return float(out) if np.ndim(out) == 0 else out
 
 
-def gradients_kernel(
+def gradients_unchecked(
     a: np.ndarray, y: np.ndarray, h: np.ndarray, x: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(∇_h F, ∇_x F, r)`` without argument checks (the residual is returned for reuse)."""
@@ -60,5 +60,5 @@ def wirtinger_gradients(
     a: np.ndarray, y: np.ndarray, h: np.ndarray, x: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Wirtinger gradients ``(∂F/∂h̄, ∂F/∂x̄) = (𝒜^*(r) x, 𝒜^*(r)^* h)`` of Eq. (4)."""
-    grad_h, grad_x, _ = gradients_kernel(*_check_loss_args(a, y, h, x))
+    grad_h, grad_x, _ = gradients_unchecked(*_check_loss_args(a, y, h, x))
     return grad_h, grad_x

@@ -17,7 +17,7 @@ from neurips26.validation import check_array, check_float
 SUCCESS_TOLERANCE = 1e-3  # success means err < 1e-3 on noiseless data (chapter convention)
 
 
-def lifted_error_kernel(h: np.ndarray, x: np.ndarray, h0: np.ndarray, x0: np.ndarray) -> np.ndarray:
+def lifted_error_unchecked(h: np.ndarray, x: np.ndarray, h0: np.ndarray, x0: np.ndarray) -> np.ndarray:
     """:func:`lifted_error` without argument checks, in ``O(K + N)`` and accurate to ~1e-16.
 
     Split ``h = c h0 + h⊥`` with ``c = h0^* h / ||h0||²``. Then
@@ -45,7 +45,7 @@ def lifted_error(h: np.ndarray, x: np.ndarray, h0: np.ndarray, x0: np.ndarray) -
         raise ValueError(f"h and x must share leading (batch) axes; got {h.shape} and {x.shape}")
     if np.any(np.linalg.norm(h0, axis=-1) * np.linalg.norm(x0, axis=-1) == 0):
         raise ValueError("h0 x0^* must be nonzero")
-    out = lifted_error_kernel(h, x, h0, x0)
+    out = lifted_error_unchecked(h, x, h0, x0)
     return float(out) if np.ndim(out) == 0 else out
 
 

@@ -95,7 +95,7 @@ def check_factors(a: np.ndarray, h: object, x: object) -> tuple[np.ndarray, np.n
     return h, x
 
 
-def forward_kernel(a: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
+def forward_unchecked(a: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """:func:`forward` without argument checks, for solver inner loops (inputs already validated)."""
     bh = apply_b(h, a.shape[-2])  # b_l^* h for every l
     ax = (a @ x[..., None])[..., 0]  # a_l^* x (batched mat-vec)
@@ -110,7 +110,7 @@ def forward(a: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
     """
     a = check_operator_args(a)
     h, x = check_factors(a, h, x)
-    return forward_kernel(a, h, x)
+    return forward_unchecked(a, h, x)
 
 
 def time_domain_signals(a: np.ndarray, h: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -140,7 +140,7 @@ def lifted_forward(a: np.ndarray, z: np.ndarray) -> np.ndarray:
     return np.sum(bz * np.conj(a), axis=-1)
 
 
-def adjoint_kernel(a: np.ndarray, z: np.ndarray, k: int) -> np.ndarray:
+def adjoint_unchecked(a: np.ndarray, z: np.ndarray, k: int) -> np.ndarray:
     """:func:`adjoint` without argument checks."""
     # B^* diag(z) A: the inverse DFT of every column of diag(z) A, first K rows.
     return np.fft.ifft(z[..., :, None] * a, axis=-2, norm="ortho")[..., :k, :]
@@ -153,7 +153,7 @@ def adjoint(a: np.ndarray, z: np.ndarray, k: int) -> np.ndarray:
     k = check_int("k", k, minimum=1, maximum=a.shape[-2])
     if z.shape[-1:] != (a.shape[-2],):
         raise ValueError(f"z must have shape (..., M={a.shape[-2]}); got {z.shape}")
-    return adjoint_kernel(a, z, k)
+    return adjoint_unchecked(a, z, k)
 
 
 class _Sizes:
@@ -318,7 +318,7 @@ def make_problem_batch(
     a = (rng.standard_normal((trials, m, n)) + 1j * rng.standard_normal((trials, m, n))) / np.sqrt(2.0)
     h0 = sparse_unit_vectors(rng, k, sh, amplitudes)
     x0 = sparse_unit_vectors(rng, n, sx, amplitudes)
-    y = forward_kernel(a, h0, x0)
+    y = forward_unchecked(a, h0, x0)
     if noise > 0.0:
         e = rng.standard_normal((trials, m)) + 1j * rng.standard_normal((trials, m))
         scale = noise * np.linalg.norm(y, axis=1, keepdims=True) / np.linalg.norm(e, axis=1, keepdims=True)

@@ -33,7 +33,7 @@ def _check_sparsity(s: object, leading_shape: tuple[int, ...], length: int) -> n
     return check_int("s", s, minimum=0, maximum=length)
 
 
-def top_s_mask_kernel(scores: np.ndarray, s: np.ndarray | int) -> np.ndarray:
+def top_s_mask_unchecked(scores: np.ndarray, s: np.ndarray | int) -> np.ndarray:
     """:func:`top_s_mask` without argument checks."""
     # rank[i] = position of entry i in decreasing order of score (stable: ties keep index order)
     order = np.argsort(-scores, axis=-1, kind="stable")
@@ -48,12 +48,12 @@ def top_s_mask(scores: np.ndarray, s: int | np.ndarray) -> np.ndarray:
     if scores.ndim < 1:
         raise ValueError("scores must have at least one axis")
     s = _check_sparsity(s, scores.shape[:-1], scores.shape[-1])
-    return top_s_mask_kernel(scores, s)
+    return top_s_mask_unchecked(scores, s)
 
 
-def hard_threshold_kernel(v: np.ndarray, s: np.ndarray | int) -> np.ndarray:
+def hard_threshold_unchecked(v: np.ndarray, s: np.ndarray | int) -> np.ndarray:
     """:func:`hard_threshold` without argument checks."""
-    return np.where(top_s_mask_kernel(np.abs(v), s), v, 0.0)
+    return np.where(top_s_mask_unchecked(np.abs(v), s), v, 0.0)
 
 
 def hard_threshold(v: np.ndarray, s: int | np.ndarray) -> np.ndarray:
@@ -62,10 +62,10 @@ def hard_threshold(v: np.ndarray, s: int | np.ndarray) -> np.ndarray:
     if v.ndim < 1:
         raise ValueError("v must have at least one axis")
     s = _check_sparsity(s, v.shape[:-1], v.shape[-1])
-    return hard_threshold_kernel(v, s)
+    return hard_threshold_unchecked(v, s)
 
 
-def soft_threshold_kernel(v: np.ndarray, tau: np.ndarray | float) -> np.ndarray:
+def soft_threshold_unchecked(v: np.ndarray, tau: np.ndarray | float) -> np.ndarray:
     """:func:`soft_threshold` without argument checks."""
     modulus = np.abs(v)
     shrunk = np.maximum(modulus - np.asarray(tau)[..., None], 0.0)
@@ -88,7 +88,7 @@ def soft_threshold(v: np.ndarray, tau: float | np.ndarray) -> np.ndarray:
             raise ValueError("tau must be non-negative")
     else:
         tau = check_float("tau", tau, minimum=0.0)
-    return soft_threshold_kernel(v, tau)
+    return soft_threshold_unchecked(v, tau)
 
 
 def adaptive_soft_levels(

@@ -38,10 +38,10 @@ from neurips26.thwf.init import (
     sparse_spectral_init,
     sparsity_argument,
 )
-from neurips26.thwf.loss import gradients_kernel
-from neurips26.thwf.metrics import lifted_error_kernel
+from neurips26.thwf.loss import gradients_unchecked
+from neurips26.thwf.metrics import lifted_error_unchecked
 from neurips26.thwf.model import Problem, ProblemBatch
-from neurips26.thwf.threshold import adaptive_soft_levels, hard_threshold_kernel, soft_threshold_kernel
+from neurips26.thwf.threshold import adaptive_soft_levels, hard_threshold_unchecked, soft_threshold_unchecked
 from neurips26.validation import check_choice, check_float, check_int
 
 INITS: tuple[str, ...] = ("sparse", "dense")
@@ -116,10 +116,10 @@ def _initialize(problem, s_h, s_x, cfg: _Settings) -> Initialization:
 def _threshold_step(a, r, h, x, h_new, x_new, s_h, s_x, step, cfg: _Settings):
     """Apply 𝒯_h, 𝒯_x to the gradient step (Eq. (7)); works for one instance or a batch."""
     if cfg.threshold == "hard":
-        return hard_threshold_kernel(h_new, s_h), hard_threshold_kernel(x_new, s_x)
+        return hard_threshold_unchecked(h_new, s_h), hard_threshold_unchecked(x_new, s_x)
     if cfg.threshold == "soft":
         tau_h, tau_x = adaptive_soft_levels(a, r, h, x, step, cfg.beta)
-        return soft_threshold_kernel(h_new, tau_h), soft_threshold_kernel(x_new, tau_x)
+        return soft_threshold_unchecked(h_new, tau_h), soft_threshold_unchecked(x_new, tau_x)
     return h_new, x_new
 
 
@@ -178,16 +178,16 @@ def thwf(
     start = _initialize(problem, s_h, s_x, cfg)
     h, x = start.h, start.x
     step = float(_step(cfg.eta, start))  # η / σ̂, σ̂ = max(||y||, ||h⁰|| ||x⁰||)
-    errors = [lifted_error_kernel(h, x, problem.h0, problem.x0)] if problem.has_truth else None
+    errors = [lifted_error_unchecked(h, x, problem.h0, problem.x0)] if problem.has_truth else None
     iterations, converged, diverged = 0, False, False
     for t in range(cfg.max_iter):
-        grad_h, grad_x, r = gradients_kernel(a, y, h, x)  # 𝒜^*(r) x, 𝒜^*(r)^* h
+        grad_h, grad_x, r = gradients_unchecked(a, y, h, x)  # 𝒜^*(r) x, 𝒜^*(r)^* h
         h_new, x_new = h - step * grad_h, x - step * grad_x  # Wirtinger gradient step, Eq. (6)
         h_new, x_new = _threshold_step(a, r, h, x, h_new, x_new, s_h, s_x, step, cfg)  # Eq. (7)
         change = float(_relative_change(h, x, h_new, x_new))
         h, x, iterations = h_new, x_new, t + 1
         if errors is not None:
-            errors.append(lifted_error_kernel(h, x, problem.h0, problem.x0))
+            errors.append(lifted_error_unchecked(h, x, problem.h0, problem.x0))
         if _exploded(h, x, start.d_hat):
             diverged = True
             break
@@ -231,7 +231,7 @@ def thwf_batch(
     truth = batch.has_truth
     errors = np.full((total, cfg.max_iter + 1), np.nan) if truth else None
     if truth:
-        errors[:, 0] = lifted_error_kernel(h_out, x_out, batch.h0, batch.x0)
+        errors[:, 0] = lifted_error_unchecked(h_out, x_out, batch.h0, batch.x0)
     iterations = np.zeros(total, dtype=np.int64)
     converged = np.zeros(total, dtype=bool)
     diverged = np.zeros(total, dtype=bool)
@@ -243,7 +243,7 @@ def thwf_batch(
     h0, x0 = (batch.h0, batch.x0) if truth else (None, None)
     live = np.ones(total, dtype=bool)
     for t in range(cfg.max_iter):
-        grad_h, grad_x, r = gradients_kernel(a, y, h, x)
+        grad_h, grad_x, r = gradients_unchecked(a, y, h, x)
         h_new = h - step[:, None] * grad_h
         x_new = x - step[:, None] * grad_x
         h_new, x_new = _threshold_step(a, r, h, x, h_new, x_new, sh, sx, step, cfg)
@@ -254,7 +254,7 @@ def thwf_batch(
         rows = work[live]
         iterations[rows] = t + 1
         if truth:
-            errors[rows, t + 1] = lifted_error_kernel(h[live], x[live], h0[live], x0[live])
+            errors[rows, t + 1] = lifted_error_unchecked(h[live], x[live], h0[live], x0[live])
         exploded = _exploded(h, x, d_hat)
         newly_diverged = live & exploded
         newly_converged = live & ~exploded & (change < cfg.tol)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurips26.thwf.metrics import lifted_error_kernel
+from neurips26.thwf.metrics import lifted_error_unchecked
 
 
 class WorkingSet:
@@ -42,7 +42,7 @@ class WorkingSet:
         if h0 is not None:
             self.state["h0"], self.state["x0"] = h0, x0
             self.errors = np.full((total, max_iter + 1), np.nan)
-            self.errors[:, 0] = lifted_error_kernel(h, x, h0, x0)
+            self.errors[:, 0] = lifted_error_unchecked(h, x, h0, x0)
 
     def advance(self, t: int, h_new: np.ndarray, x_new: np.ndarray, done: np.ndarray) -> bool:
         """Record iterate ``t + 1`` of the running instances; retire the diverged and ``done`` ones.
@@ -53,7 +53,8 @@ class WorkingSet:
         self.state["h"], self.state["x"] = h_new, x_new
         self.iterations[rows] = t + 1
         if self.errors is not None:
-            self.errors[rows, t + 1] = lifted_error_kernel(h_new, x_new, self.state["h0"], self.state["x0"])
+            truth = self.state["h0"], self.state["x0"]
+            self.errors[rows, t + 1] = lifted_error_unchecked(h_new, x_new, *truth)
         bad = ~(np.all(np.isfinite(h_new), axis=-1) & np.all(np.isfinite(x_new), axis=-1))
         done = ~bad & done
         self.diverged[rows[bad]] = True

@@ -21,8 +21,8 @@ import numpy as np
 
 from neurips26.thwf.baselines.rgd import BaselineResult
 from neurips26.thwf.init import sparsity_argument
-from neurips26.thwf.model import Problem, ProblemBatch, adjoint_kernel, apply_b, stack_problems
-from neurips26.thwf.threshold import top_s_mask_kernel
+from neurips26.thwf.model import Problem, ProblemBatch, adjoint_unchecked, apply_b, stack_problems
+from neurips26.thwf.threshold import top_s_mask_unchecked
 from neurips26.thwf.working_set import WorkingSet
 from neurips26.validation import check_float, check_int
 
@@ -58,7 +58,7 @@ def hard_thresholding_pursuit(
         w = u[active] + mu[active, None] * (
             rhs[active] - (g @ u[active, :, None])[:, :, 0]
         )  # u + μ Φ^*(y - Φu)
-        new_mask = top_s_mask_kernel(np.abs(w), s[active])
+        new_mask = top_s_mask_unchecked(np.abs(w), s[active])
         # The first pass always solves (the start need not be a least-squares fit on its support).
         changed = np.ones(active.size, dtype=bool) if it == 0 else np.any(new_mask != mask[active], axis=-1)
         active, new_mask, g = active[changed], new_mask[changed], g[changed]
@@ -90,13 +90,13 @@ def spf_batch(
     b, a, y = batch.b, batch.a, batch.y
 
     # Initialisation: top-s_x columns of Y by ℓ2 norm, leading pair of that column block.
-    y_back = adjoint_kernel(a, y, batch.k)
-    mask_x = top_s_mask_kernel(np.linalg.norm(y_back, axis=-2), s_x)
+    y_back = adjoint_unchecked(a, y, batch.k)
+    mask_x = top_s_mask_unchecked(np.linalg.norm(y_back, axis=-2), s_x)
     u, sv, vh = np.linalg.svd(y_back * mask_x[:, None, :], full_matrices=False)
     root = np.sqrt(sv[:, :1])
     h = root * u[:, :, 0]
     x = root * np.conj(vh[:, 0, :]) * mask_x
-    h = np.where(top_s_mask_kernel(np.abs(h), s_h), h, 0.0)
+    h = np.where(top_s_mask_unchecked(np.abs(h), s_h), h, 0.0)
 
     # The unfinished instances and the rows of every per-instance array that belong to them.
     state = {"a": a, "y": y, "h": h, "x": x, "s_h": s_h, "s_x": s_x}
