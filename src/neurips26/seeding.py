@@ -1,4 +1,4 @@
-"""Seed every random number generator a notebook may touch, once, at the top."""
+"""Seed every random number generator a notebook may touch, once, at the top; derive independent seeds."""
 
 from __future__ import annotations
 
@@ -26,3 +26,13 @@ def seed_everything(seed: int) -> np.random.Generator:
     if torch is not None:
         torch.manual_seed(seed)
     return np.random.default_rng(seed)
+
+
+def sub_seed(seed: int, *index: int) -> int:
+    """An independent, reproducible seed for part ``index`` of an experiment run with ``seed``.
+
+    NumPy's ``SeedSequence`` spawns well-separated streams from ``(seed, *index)``, so a grid cell, a seed
+    of a sweep or an instance of a family gets its own stream, and the same ``(seed, index)`` always the
+    same one.
+    """
+    return int(np.random.SeedSequence([seed, *index]).generate_state(1)[0])

@@ -27,6 +27,7 @@ from scipy.stats import spearmanr
 
 from neurips26.progress import progress
 from neurips26.scales import pick
+from neurips26.seeding import sub_seed
 from neurips26.sparse_cc.baselines import full_lp_pivot, kwikcluster, naive_fill
 from neurips26.sparse_cc.coreset import clustering_pool, coreset_lp_pivot, sample_coreset, sup_error
 from neurips26.sparse_cc.diagnostics import (
@@ -51,6 +52,7 @@ from neurips26.sparse_cc.observed import sample_observed
 from neurips26.sparse_cc.pivot import ROUNDING_RULES, lp_pivot
 from neurips26.sparse_cc.vc import vc_dimension
 from neurips26.sparse_cc.witness import impute
+from neurips26.stats import loglog_fit
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 FAMILIES: tuple[str, ...] = ("noisy_cluster", "random_metric", "flipped_sbm")
@@ -73,11 +75,6 @@ METHOD_LABELS: dict[str, str] = {
 ADVERSARIAL_METHODS: tuple[str, ...] = ("sparse_lp_pivot", "naive_half", "kwikcluster")
 
 
-def _sub_seed(seed: int, *index: int) -> int:
-    """An independent seed for the sub-experiment ``index`` (``SeedSequence`` spawning)."""
-    return int(np.random.SeedSequence([seed, *index]).generate_state(1)[0])
-
-
 def _check_tuple(name: str, values: object, *, kind: type, minimum: float) -> tuple:
     if not isinstance(values, tuple) or not values:
         raise ValueError(f"{name} must be a non-empty tuple; got {values!r}")
@@ -91,20 +88,12 @@ def _check_tuple(name: str, values: object, *, kind: type, minimum: float) -> tu
     return values
 
 
-def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (``y > 0``)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.size < 2 or np.any(x <= 0) or np.any(y <= 0):
-        raise ValueError("loglog_slope needs two or more positive (x, y) points of equal shape")
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
-
-
 def instance_seed(seed: int, family_index: int, instance_index: int) -> int:
     """The seed :func:`ratio_vs_c` draws instance ``instance_index`` of family ``family_index`` from.
 
     Public so a notebook can redraw exactly the instances of the ratio grid (e.g. to plot them).
     """
-    return _sub_seed(seed, family_index, instance_index)
+    return sub_seed(seed, family_index, instance_index)
 
 
 def make_instance(family: str, n: int, seed: int) -> CCInstance:
@@ -217,19 +206,19 @@ class CoresetResult:
         return self.errors[scheme].mean(axis=0)
 
     def slope(self, scheme: str) -> float:
-        return loglog_slope(self.sizes, self.mean(scheme))
+        return loglog_fit(self.sizes, self.mean(scheme))[0]
 
 
 def coreset_error_vs_S(config: CoresetConfig, seed: int = 0) -> CoresetResult:
     """For ``S`` in ``config.sizes``: ``max_C |cost_hat(C) - cost(C)| / W`` over one clustering pool."""
     seed = check_seed("seed", seed)
-    instance = make_instance(config.family, config.n, _sub_seed(seed, 0))
-    pool = clustering_pool(instance, n_random=config.pool_random, seed=_sub_seed(seed, 1))
+    instance = make_instance(config.family, config.n, sub_seed(seed, 0))
+    pool = clustering_pool(instance, n_random=config.pool_random, seed=sub_seed(seed, 1))
     errors = {s: np.zeros((config.repeats, len(config.sizes))) for s in ("weighted", "uniform")}
     cells = [(r, j) for r in range(config.repeats) for j in range(len(config.sizes))]
     for r, j in progress(cells, desc="coreset error vs S"):
         for scheme in errors:
-            core = sample_coreset(instance, config.sizes[j], _sub_seed(seed, 2, r, j), scheme=scheme)
+            core = sample_coreset(instance, config.sizes[j], sub_seed(seed, 2, r, j), scheme=scheme)
             errors[scheme][r, j] = sup_error(instance, core, pool)
     return CoresetResult(config=config, sizes=np.array(config.sizes), errors=errors, pool_size=len(pool))
 
@@ -287,7 +276,7 @@ def cutting_plane_vs_full(config: CuttingPlaneConfig, seed: int = 0) -> CuttingP
     out = {key: np.zeros(k) for key in ("vf", "vc", "rf", "rc", "ro", "af", "ac", "np")}
     tf, tc = np.zeros((k, config.repeats)), np.zeros((k, config.repeats))
     for i, n in enumerate(progress(config.ns, desc="full vs cutting-plane LP")):
-        instance = make_instance("random_metric", n, _sub_seed(seed, i))
+        instance = make_instance("random_metric", n, sub_seed(seed, i))
         for r in range(config.repeats):
             t0 = time.perf_counter()
             full = metric_lp(instance)
@@ -367,7 +356,7 @@ def witness_transition(config: WitnessConfig, seed: int = 0) -> WitnessResult:
     for i, j in progress(cells, desc="witness transition"):
         n, m = config.ns[i], m_for(config.ns[i], config.cs[j])
         stats = [
-            witness_stats(n, sample_observed(n, m, _sub_seed(seed, i, j, t))) for t in range(config.trials)
+            witness_stats(n, sample_observed(n, m, sub_seed(seed, i, j, t))) for t in range(config.trials)
         ]
         cov[i, j] = np.mean([s.frac_all for s in stats])
         cov_u[i, j] = np.mean([s.frac_unobserved for s in stats])
@@ -472,7 +461,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
     cells = [(f, i) for f in range(F) for i in range(I)]
     for f, i in progress(cells, desc="ratio vs c"):
         instance = make_instance(config.families[f], n, instance_seed(seed, f, i))
-        pivot_seed = _sub_seed(seed, f, i, 99)
+        pivot_seed = sub_seed(seed, f, i, 99)
         full = full_lp_pivot(instance, runs=R, seed=pivot_seed)
         x_star, lp_star[f, i] = full.lp.x, full.lp.value
         fractional[f, i] = fractional_share(x_star)
@@ -481,7 +470,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
                 instance, x_star, rounding=rule, runs=R, seed=pivot_seed
             ).mean_cost
         for j, m in enumerate(m_values):
-            observed = sample_observed(n, int(m), _sub_seed(seed, f, i, j))
+            observed = sample_observed(n, int(m), sub_seed(seed, f, i, j))
             lp = metric_lp(instance, observed, cutting_plane=True)
             imp = impute(n, observed, lp.x, rule="upper")
             imp_frac[f, i, j] = fractional_share(imp.x_hat)
@@ -492,7 +481,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
                 x_naive = naive_fill(instance.n_pairs, observed, lp.x, fill)
                 ratio[method][f, i, j] = lp_pivot(instance, x_naive, runs=R, seed=pivot_seed).mean_cost
             ratio["kwikcluster"][f, i, j] = kwikcluster(instance, observed, runs=R, seed=pivot_seed).mean_cost
-            core = coreset_lp_pivot(instance, int(m), _sub_seed(seed, f, i, j, 1), runs=R)
+            core = coreset_lp_pivot(instance, int(m), sub_seed(seed, f, i, j, 1), runs=R)
             ratio["coreset_lp"][f, i, j] = core.pivot.mean_cost
             for rule in ROUNDING_RULES:
                 res = lp_pivot(instance, imp.x_hat, rounding=rule, runs=R, seed=pivot_seed)
@@ -501,7 +490,7 @@ def ratio_vs_c(config: RatioConfig, seed: int = 0) -> RatioResult:
             unseen[observed] = False
             g_or[f, i, j] = gamma_oracle(instance, observed, imp.x_hat, x_star)
             g_ho[f, i, j] = gamma_holdout(
-                instance, observed, holdout=config.holdout, seed=_sub_seed(seed, f, i, j, 2), x_bar=lp.x
+                instance, observed, holdout=config.holdout, seed=sub_seed(seed, f, i, j, 2), x_bar=lp.x
             )
             no_w[f, i, j] = imp.n_no_witness
             err[f, i, j] = float(np.mean(np.abs(imp.x_hat - x_star)[unseen])) if unseen.any() else 0.0
@@ -557,7 +546,7 @@ class AdversarialResult:
     hidden_seen: np.ndarray  # (N, trials) whether the heavy pair was among the observed ones
 
     def slope(self, method: str) -> float:
-        return loglog_slope(self.ns, self.ratio[method].mean(axis=1))
+        return loglog_fit(self.ns, self.ratio[method].mean(axis=1))[0]
 
 
 def adversarial_ratio_vs_n(config: AdversarialConfig, seed: int = 0) -> AdversarialResult:
@@ -572,10 +561,10 @@ def adversarial_ratio_vs_n(config: AdversarialConfig, seed: int = 0) -> Adversar
         n = config.ns[i]
         H = float(n * n)
         opt[i] = opt_hidden_heavy(n, H)
-        instance, hidden = hidden_heavy(n, H, _sub_seed(seed, i, t))
-        observed = sample_observed(n, n // 2, _sub_seed(seed, i, t, 1))
+        instance, hidden = hidden_heavy(n, H, sub_seed(seed, i, t))
+        observed = sample_observed(n, n // 2, sub_seed(seed, i, t, 1))
         seen[i, t] = hidden in set(observed.tolist())
-        pivot_seed = _sub_seed(seed, i, t, 2)
+        pivot_seed = sub_seed(seed, i, t, 2)
         lp = metric_lp(instance, observed, cutting_plane=True)
         x_hat = impute(n, observed, lp.x, rule="upper").x_hat
         ratio["sparse_lp_pivot"][i, t] = lp_pivot(

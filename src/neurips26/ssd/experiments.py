@@ -38,6 +38,7 @@ import torch
 from neurips26.cache import cache_key, cached
 from neurips26.progress import progress
 from neurips26.scales import SCALES, check_scale, pick
+from neurips26.seeding import sub_seed
 from neurips26.ssd.checkpoints import CheckpointMeta
 from neurips26.ssd.covariance import beta_spectrum, masked_covariance, monte_carlo_covariance
 from neurips26.ssd.data import digits_8, twin_blobs
@@ -72,11 +73,6 @@ DATASETS_D1: tuple[str, ...] = ("field", "digits")
 
 # --------------------------------------------------------------------------------------------
 # shared helpers
-
-
-def _sub_seed(seed: int, *index: int) -> int:
-    """An independent seed for the part ``index`` of an experiment run with ``seed``."""
-    return int(np.random.SeedSequence([seed, *index]).generate_state(1)[0])
 
 
 def _check_etas(name: str, values: object, *, minimum_count: int = 1) -> tuple[float, ...]:
@@ -154,7 +150,7 @@ def _same_noise_samples(
     """``(name, samples)`` of every model in ``names``: ``config.n_samples`` Heun samples, all from the same
     starting noise (the run's first seed stream), so that position ``i`` of every grid is comparable."""
     for name in progress(names, desc=desc, total=len(names), show=verbose):
-        yield name, sample_images(models[name][0], config.n_samples, _sub_seed(seed, 0), config.sampler_steps)
+        yield name, sample_images(models[name][0], config.n_samples, sub_seed(seed, 0), config.sampler_steps)
 
 
 def _weights_key(config: Any, seed: int, models: dict, names: tuple[str, ...]) -> dict:
@@ -174,9 +170,9 @@ def _sample_sets(
 ) -> np.ndarray:
     """(len(names), config.n_sets) proxy FIDs of independent sample sets, the sampling noise of the metric.
 
-    Set ``r`` starts every model from the same noise, seeded by ``_sub_seed(seed, 0, r)``; set 0 is taken
+    Set ``r`` starts every model from the same noise, seeded by ``sub_seed(seed, 0, r)``; set 0 is taken
     from ``first`` (name → value, already measured on the shared noise of :func:`_same_noise_samples`), or
-    drawn from ``_sub_seed(seed, 0)`` when ``first`` is None.
+    drawn from ``sub_seed(seed, 0)`` when ``first`` is None.
     """
     out = np.zeros((len(names), config.n_sets))
     sets = range(config.n_sets)
@@ -185,7 +181,7 @@ def _sample_sets(
             if r == 0 and first is not None:
                 out[i, r] = first[name]
                 continue
-            noise_seed = _sub_seed(seed, 0) if r == 0 else _sub_seed(seed, 0, r)
+            noise_seed = sub_seed(seed, 0) if r == 0 else sub_seed(seed, 0, r)
             x = sample_images(models[name][0], n_samples, noise_seed, config.sampler_steps)
             out[i, r] = fid(x)
     return out
@@ -284,7 +280,7 @@ def covariance_check(config: CovarianceCheckConfig, seed: int = 0) -> Covariance
     if not isinstance(config, CovarianceCheckConfig):
         raise TypeError(f"config must be a CovarianceCheckConfig; got {type(config).__name__}")
     seed = check_seed("seed", seed)
-    field_x = GaussianField(config.field_size).sample(config.n_field, _sub_seed(seed, 0))
+    field_x = GaussianField(config.field_size).sample(config.n_field, sub_seed(seed, 0))
     data = {
         "field": (field_x.reshape(config.n_field, -1).double().numpy(), config.field_masks),
         "digits": (digits_8()[0].reshape(-1, 64).double().numpy(), config.digit_masks),
@@ -297,7 +293,7 @@ def covariance_check(config: CovarianceCheckConfig, seed: int = 0) -> Covariance
         X, n_masks = data[name]
         mean, cov = X.mean(axis=0), np.cov(X, rowvar=False, bias=True)
         for j, eta in enumerate(config.etas):
-            estimate, se = monte_carlo_covariance(X, eta, n_masks, _sub_seed(seed, 1, i, j), "bernoulli")
+            estimate, se = monte_carlo_covariance(X, eta, n_masks, sub_seed(seed, 1, i, j), "bernoulli")
             exact = masked_covariance(cov, eta, mean=mean, mask_type="bernoulli")
             z = np.abs(entry_z_scores(estimate, se, exact))
             fraction[i, j], max_z[i, j] = float(np.mean(z > 3.0)), float(z.max())
@@ -477,7 +473,7 @@ def quality_vs_eta(
         pair = (config.models[0], config.models[-1])
         set_fid = _sample_sets(models, pair, config.n_samples, config, seed, values, fid, verbose)
         real = digit_images("train", prep)[0]
-        pick_rows = np.random.default_rng(_sub_seed(seed, 1)).choice(
+        pick_rows = np.random.default_rng(sub_seed(seed, 1)).choice(
             real.shape[0], min(config.n_samples, real.shape[0]), replace=False
         )
         return QualityResult(
@@ -720,7 +716,7 @@ def memorisation(
             lambda x, s: empirical_optimal_denoiser(x, s, train),
             (config.n_samples, *train.shape[1:]),
             steps=config.sampler_steps,
-            generator=torch.Generator().manual_seed(_sub_seed(seed, 0)),
+            generator=torch.Generator().manual_seed(sub_seed(seed, 0)),
         )
         return MemorisationResult(
             config,
@@ -870,10 +866,10 @@ def population_score(
         trains: dict[tuple[int, int], torch.Tensor] = {}
         for r, i, j in progress(cells, desc="population score", total=len(cells), show=verbose):
             if r not in points:
-                points[r] = _evaluation_points(field_, config, _sub_seed(seed, r, 3))
+                points[r] = _evaluation_points(field_, config, sub_seed(seed, r, 3))
             if (r, i) not in trains:
-                trains[(r, i)] = field_.sample(config.ns[i], _sub_seed(seed, r, 1, i))
-            model = EDMDenoiser(config.denoiser(), seed=_sub_seed(seed, r, 2))
+                trains[(r, i)] = field_.sample(config.ns[i], sub_seed(seed, r, 1, i))
+            model = EDMDenoiser(config.denoiser(), seed=sub_seed(seed, r, 2))
             train_cfg = TrainConfig(
                 eta=config.etas[j],
                 mask_type=config.mask_type,
@@ -881,7 +877,7 @@ def population_score(
                 batch=config.batch,
                 lr=config.lr,
                 eval_every=config.steps,
-                seed=_sub_seed(seed, r, 4),
+                seed=sub_seed(seed, r, 4),
             )
             start = time.perf_counter()
             train_denoiser(model, trains[(r, i)], train_cfg, progress=False)
@@ -924,9 +920,9 @@ def _evaluation_points(
     """Per σ: ``n_eval`` fresh field samples plus σ-scaled noise (float64), ``x ~ p_σ``."""
     out = {}
     for k, sigma in enumerate(config.sigmas):
-        x0 = field_.sample(config.n_eval, _sub_seed(seed, k, 0)).double()
+        x0 = field_.sample(config.n_eval, sub_seed(seed, k, 0)).double()
         noise = torch.randn(
-            x0.shape, generator=torch.Generator().manual_seed(_sub_seed(seed, k, 1)), dtype=torch.float64
+            x0.shape, generator=torch.Generator().manual_seed(sub_seed(seed, k, 1)), dtype=torch.float64
         )
         out[sigma] = x0 + sigma * noise
     return out

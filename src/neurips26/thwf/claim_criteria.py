@@ -24,12 +24,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from neurips26.criteria import Criterion, above, at_least, at_most, below, holds
+from neurips26.stats import loglog_fit
 from neurips26.thwf.experiments import (
     ConvergenceResult,
     NoiseSweepResult,
     PhaseTransitionConfig,
     PhaseTransitionResult,
-    loglog_slope,
 )
 from neurips26.thwf.image_experiment import DeblurComparison
 
@@ -69,7 +69,7 @@ def _nan_if_not_finite(value: float) -> float:
 
 def thwf_slope(phase: PhaseTransitionResult) -> float:
     """Log-log slope of ThWF's 50 % success boundary vs ``s`` (NaN with fewer than two boundaries)."""
-    return loglog_slope(phase.s_grid, phase.m50("thwf"))[0]
+    return loglog_fit(phase.s_grid, phase.m50("thwf"), skip_invalid=True)[0]
 
 
 def boundary_linear_criteria(phase: PhaseTransitionResult) -> list[Criterion]:

@@ -2,7 +2,7 @@
 
 1. :func:`phase_transition` — success rate (``err < 1e-3``, noiseless) over an ``M × s`` grid for
    ThWF, RGD, SPF and the two ablations, all on the same instances; :func:`boundary_m50` and
-   :func:`loglog_slope` turn it into 50 % boundaries and their growth in ``s``.
+   :func:`~neurips26.stats.loglog_fit` turn it into 50 % boundaries and their growth in ``s``.
 2. :func:`support_recovery` — how often the sparse spectral initialiser finds both supports
    exactly (equal-modulus nonzeros), its ``M50`` and slope in ``s``.
 3. :func:`convergence` — ``log err`` vs iteration for ThWF and RGD above the boundary, with the
@@ -29,6 +29,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from neurips26.scales import check_scale, pick
+from neurips26.seeding import sub_seed
+from neurips26.stats import loglog_fit
 from neurips26.thwf.baselines.convex import MAX_SIZE, convex_lifting
 from neurips26.thwf.baselines.rgd import rgd_batch
 from neurips26.thwf.baselines.spf import spf_batch
@@ -79,11 +81,6 @@ def _blas_single_thread(function: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _sub_seed(seed: int, *index: int) -> int:
-    """A reproducible integer seed for cell ``index`` of an experiment run with ``seed``."""
-    return int(np.random.SeedSequence([seed, *index]).generate_state(1)[0])
-
-
 def _check_grid(name: str, values: tuple[int, ...], minimum: int) -> None:
     if not isinstance(values, tuple) or not values:
         raise TypeError(f"{name} must be a non-empty tuple of ints; got {values!r}")
@@ -130,24 +127,6 @@ def boundary_m50(m_grid: np.ndarray, rates: np.ndarray, level: float = 0.5) -> n
     r0, r1 = rates[j - 1], rates[j]
     frac = (level - r0) / (r1 - r0)
     return float(np.exp(np.log(m_grid[j - 1]) + frac * (np.log(m_grid[j]) - np.log(m_grid[j - 1]))))
-
-
-def loglog_slope(s_values: np.ndarray, m_values: np.ndarray) -> tuple[float, float]:
-    """Least-squares fit ``log M = slope · log s + intercept`` over the finite entries.
-
-    Returns ``(slope, intercept)``; NaNs when fewer than two finite points remain.
-    """
-    s_values = np.asarray(s_values, dtype=float)
-    m_values = np.asarray(m_values, dtype=float)
-    if s_values.shape != m_values.shape or s_values.ndim != 1:
-        raise ValueError(
-            f"s_values and m_values must be 1-D of equal length; got {s_values.shape}, {m_values.shape}"
-        )
-    keep = np.isfinite(s_values) & np.isfinite(m_values) & (s_values > 0) & (m_values > 0)
-    if keep.sum() < 2:
-        return float("nan"), float("nan")
-    slope, intercept = np.polyfit(np.log(s_values[keep]), np.log(m_values[keep]), 1)
-    return float(slope), float(intercept)
 
 
 def fit_linear_rate(
@@ -280,7 +259,7 @@ class PhaseTransitionResult:
 
     def slope(self, method: str) -> float:
         """Log-log slope of ``M50`` vs ``s`` for one method."""
-        return loglog_slope(self.s_grid, self.m50(method))[0]
+        return loglog_fit(self.s_grid, self.m50(method), skip_invalid=True)[0]
 
 
 def run_method(method: str, batch: ProblemBatch, s: np.ndarray, config: PhaseTransitionConfig) -> np.ndarray:
@@ -318,7 +297,7 @@ def phase_transition(config: PhaseTransitionConfig, seed: int = 0) -> PhaseTrans
     seconds = np.zeros(len(config.methods))
     for j, m in enumerate(config.m_grid):
         batch = make_problem_batch(
-            config.k, config.n, m, s.tolist(), s.tolist(), s.size, seed=_sub_seed(seed, j)
+            config.k, config.n, m, s.tolist(), s.tolist(), s.size, seed=sub_seed(seed, j)
         )
         for i, method in enumerate(config.methods):
             start = time.perf_counter()
@@ -398,14 +377,14 @@ def support_recovery(config: SupportRecoveryConfig, seed: int = 0) -> SupportRec
     exact_x = np.empty_like(exact_h)
     for j, m in enumerate(config.m_grid):
         batch = make_problem_batch(
-            config.k, config.n, m, s.tolist(), s.tolist(), s.size, amplitudes="equal", seed=_sub_seed(seed, j)
+            config.k, config.n, m, s.tolist(), s.tolist(), s.size, amplitudes="equal", seed=sub_seed(seed, j)
         )
         init = sparse_spectral_init(batch, s, s, rule=config.rule, alpha=config.alpha)
         exact_h[:, j] = np.all(init.support_h == (batch.h0 != 0), axis=-1).reshape(n_s, config.trials)
         exact_x[:, j] = np.all(init.support_x == (batch.x0 != 0), axis=-1).reshape(n_s, config.trials)
     probability = (exact_h & exact_x).mean(axis=-1)
     m50 = boundary_m50(np.array(config.m_grid), probability)
-    slope = loglog_slope(np.array(config.s_grid), m50)[0]
+    slope = loglog_fit(np.array(config.s_grid), m50, skip_invalid=True)[0]
     return SupportRecoveryResult(
         config,
         np.array(config.m_grid),
@@ -501,7 +480,7 @@ def convergence(config: ConvergenceConfig, seed: int = 0) -> ConvergenceResult:
     seconds = np.zeros(2)
     for j, m in enumerate(config.m_values):
         batch = make_problem_batch(
-            config.k, config.n, m, config.s, config.s, config.trials, seed=_sub_seed(seed, j)
+            config.k, config.n, m, config.s, config.s, config.trials, seed=sub_seed(seed, j)
         )
         start = time.perf_counter()
         errors[0, j] = thwf_batch(
@@ -590,12 +569,12 @@ def noise_sweep(config: NoiseSweepConfig, seed: int = 0) -> NoiseSweepResult:
             config.s,
             config.trials,
             noise=float(level),
-            seed=_sub_seed(seed, 0),
+            seed=sub_seed(seed, 0),
         )
         result = thwf_batch(batch, config.s, config.s, eta=config.eta, max_iter=config.max_iter)
         final[i] = _final_errors(result)
     median = np.median(final, axis=-1)
-    slope = loglog_slope(levels, median)[0]
+    slope = loglog_fit(levels, median, skip_invalid=True)[0]
     return NoiseSweepResult(config, levels, final, median, slope, time.perf_counter() - start)
 
 
@@ -701,7 +680,7 @@ def convex_comparison(config: ConvexComparisonConfig, seed: int = 0) -> ConvexCo
 
     for j, m in enumerate(config.m_values):
         batch = make_problem_batch(
-            config.k, config.n, m, config.s, config.s, config.trials, seed=_sub_seed(seed, j)
+            config.k, config.n, m, config.s, config.s, config.trials, seed=sub_seed(seed, j)
         )
         problems = [batch.problem(t) for t in range(config.trials)]
         timing = time_interleaved(

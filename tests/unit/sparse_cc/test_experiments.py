@@ -32,13 +32,6 @@ def test_configs_for_every_scale_and_bad_fields():
         E.AdversarialConfig(ns=(10,), trials=1.5, runs=1)
 
 
-def test_loglog_slope_recovers_a_power_law():
-    x = np.array([1.0, 2.0, 4.0, 8.0])
-    assert E.loglog_slope(x, 3 * x**-0.5) == pytest.approx(-0.5)
-    with pytest.raises(ValueError):
-        E.loglog_slope(x, -x)
-
-
 def test_ratio_grid_is_bounded_below_by_one_and_reproducible():
     cfg = E.RatioConfig(n=12, families=E.FAMILIES, instances=1, cs=(0.5, 2.0), runs=4)
     a, b = E.ratio_vs_c(cfg, seed=3), E.ratio_vs_c(cfg, seed=3)

@@ -17,7 +17,6 @@ from neurips26.thwf.experiments import (
     convergence,
     convex_comparison,
     fit_linear_rate,
-    loglog_slope,
     noise_sweep,
     phase_transition,
     support_recovery,
@@ -85,14 +84,6 @@ def test_boundary_m50_interpolates_in_log_m():
     np.testing.assert_allclose(rows, [np.sqrt(800), np.sqrt(40 * 80)])
     with pytest.raises(ValueError, match="rates"):
         boundary_m50(m, np.zeros(3))
-
-
-def test_loglog_slope_recovers_a_power_law_and_skips_nans():
-    s = np.array([2.0, 4.0, 8.0, 16.0])
-    slope, intercept = loglog_slope(s, 3.0 * s**1.5)
-    assert slope == pytest.approx(1.5) and np.exp(intercept) == pytest.approx(3.0)
-    assert loglog_slope(s, np.array([np.nan, 4.0, 8.0, np.nan]))[0] == pytest.approx(1.0)
-    assert np.isnan(loglog_slope(s, np.array([np.nan, np.nan, 8.0, np.nan]))[0])
 
 
 def test_fit_linear_rate_on_a_geometric_sequence_with_a_floor():
