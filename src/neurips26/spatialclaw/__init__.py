@@ -6,12 +6,15 @@ The pieces, in the order a sample meets them:
   answers (:mod:`.questions`);
 - the kernel's pre-bound names (:mod:`.kernel_types`, :mod:`.session`) and tools: seeded stand-ins for
   SAM3, the reconstruction model and the grounding VLM, and exact geometry, mask, time and drawing
-  utilities (:mod:`.tools`, :mod:`.per_frame_mask`, :mod:`.reconstruction`);
+  utilities (:mod:`.tools`, :mod:`.frame_indexed`, :mod:`.per_frame_mask`, :mod:`.reconstruction`);
 - the AST safety check (:mod:`.safety`); the executors, a real Jupyter kernel and an in-process twin
   (:mod:`.executor`); the feedback the agent reads (:mod:`.feedback`);
 - the prompts (:mod:`.prompts`), the response parser (:mod:`.parser`), the tool-call translator of the
-  ReAct baseline (:mod:`.react`) and the loop that drives every interface (:mod:`.loop`);
-- scoring (:mod:`.scoring`) and the AST-based win attribution (:mod:`.attribution`).
+  ReAct baseline (:mod:`.react`) and the loop that drives every interface (:mod:`.loop`); the offline
+  reference policy (:mod:`.reference_policy`, the code its cells write: :mod:`.policy_helpers`);
+- scoring (:mod:`.scoring`) and the AST-based win attribution (:mod:`.attribution`);
+- the chapter's figures: static (:mod:`.figures`) and interactive (:mod:`.interactive_figures`, with the
+  transcript records of :mod:`.transcript`).
 
 This package imports no torch: the kernel imports it.
 """

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from neurips26.plotting import COLORS, OKABE_ITO
-from neurips26.spatialclaw.per_frame_mask import PerFrameMask, check_frame
+from neurips26.spatialclaw.frame_indexed import check_frame
+from neurips26.spatialclaw.per_frame_mask import PerFrameMask
 from neurips26.spatialclaw.scene_types import Frames, SceneObject, SpatialScene
 
 if TYPE_CHECKING:

@@ -5,41 +5,26 @@ Object ``k`` is the same object in every frame (video calls track it); its label
 found it. Frames are named by their absolute index in the input video (``InputImages[i].frame_index``),
 never by position in the mask, as in the paper's kernel (§3.1). Lifting a mask to 3-D goes through a
 :class:`~neurips26.spatialclaw.reconstruction.Reconstruction` of the same frame: the points under the
-mask, filtered by the reconstruction's confidence, and their median as a robust centroid.
+mask, filtered by the reconstruction's confidence, and their median as a robust centroid. The mask needs
+only the reconstruction's point map (:class:`~.frame_indexed.PointSource`), so this module does not import
+:mod:`~.reconstruction` (which imports it).
 """
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from neurips26.spatialclaw.frame_indexed import PointSource, check_frame
 from neurips26.validation import check_float
-
-if TYPE_CHECKING:
-    from neurips26.spatialclaw.reconstruction import Reconstruction
 
 #: Overlay colours of ``visualize`` (RGB 0–255), object k gets ``_COLOURS[k % len]``.
 _COLOURS = np.array(
     [(230, 25, 75), (60, 180, 75), (0, 130, 200), (255, 225, 25), (145, 30, 180), (70, 240, 240)],
     dtype=float,
 )
-
-
-def check_frame(frame: object, valid: Sequence[int], what: str) -> int:
-    """``frame`` as an int that is one of ``valid`` (the frame indices of ``what``); IndexError listing
-    the valid indices otherwise."""
-    if isinstance(frame, bool) or not isinstance(frame, numbers.Integral):
-        raise TypeError(f"frame must be an int (an absolute frame index); got {type(frame).__name__}")
-    frame = int(frame)
-    if frame not in valid:
-        raise IndexError(
-            f"frame {frame} is not in this {what}; valid frame indices: {list(valid)} "
-            "(absolute indices, as in InputImages[i].frame_index)"
-        )
-    return frame
 
 
 class PerFrameMask:
@@ -141,7 +126,7 @@ class PerFrameMask:
     # --- lifting to 3-D ------------------------------------------------------------------------------
 
     def _points_and_confidence(
-        self, recon: Reconstruction, frame: int, obj: object
+        self, recon: PointSource, frame: int, obj: object
     ) -> tuple[np.ndarray, np.ndarray]:
         mask = self.get_mask(frame, obj)
         points_map = getattr(recon, "points", None)
@@ -156,7 +141,7 @@ class PerFrameMask:
 
     def get_masked_points(
         self,
-        recon: Reconstruction,
+        recon: PointSource,
         frame: int,
         object: int | str = 0,
         min_confidence: float = 0.0,
@@ -169,7 +154,7 @@ class PerFrameMask:
 
     def get_centroid_3d(
         self,
-        recon: Reconstruction,
+        recon: PointSource,
         frame: int,
         object: int | str = 0,
         min_confidence: float = 0.3,

@@ -12,13 +12,13 @@ objects of a :class:`~neurips26.spatialclaw.per_frame_mask.PerFrameMask`.
 
 from __future__ import annotations
 
-import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-from neurips26.spatialclaw.per_frame_mask import PerFrameMask, check_frame
+from neurips26.spatialclaw.frame_indexed import PerFrame, PointMap, check_frame
+from neurips26.spatialclaw.per_frame_mask import PerFrameMask
 from neurips26.validation import check_float
 
 #: Horizontal spread (m) of an object's per-frame centroids above which the BEV draws it as moving: above
@@ -42,64 +42,6 @@ class Intrinsics(NamedTuple):
                 raise KeyError(f"intrinsics have keys {self._fields}; got {key!r}")
             return getattr(self, key)
         return tuple.__getitem__(self, key)
-
-
-class PerFrame:
-    """Values of a reconstruction indexed by absolute frame index: ``x[frame]`` (a copy).
-    ``np.asarray(x)`` stacks all frames in ``frame_indices`` order."""
-
-    def __init__(
-        self,
-        values: np.ndarray,
-        frame_indices: Sequence[int],
-        what: str,
-        wrap: Callable[[np.ndarray], object] | None = None,
-    ) -> None:
-        self._values = values
-        self._frame_indices = [int(f) for f in frame_indices]
-        self._what = what
-        self._wrap = wrap
-
-    @property
-    def frame_indices(self) -> list[int]:
-        return list(self._frame_indices)
-
-    def __getitem__(self, frame: int):
-        local = self._frame_indices.index(check_frame(frame, self._frame_indices, "reconstruction"))
-        value = self._values[local]
-        return self._wrap(value) if self._wrap is not None else value.copy()
-
-    def __contains__(self, frame: object) -> bool:
-        return isinstance(frame, numbers.Integral) and int(frame) in self._frame_indices
-
-    def __len__(self) -> int:
-        return len(self._frame_indices)
-
-    def __iter__(self):
-        raise TypeError(
-            f"iterate over .frame_indices and index by frame: for f in recon.frame_indices: {self._what}[f]"
-        )
-
-    def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        return np.array(self._values, dtype=dtype, copy=True)
-
-    def __repr__(self) -> str:
-        shape = self._values.shape[1:]
-        return f"{self._what}[frame] -> {tuple(shape)} for frames {self._frame_indices}"
-
-
-class PointMap(PerFrame):
-    """World points per frame: ``points[frame]`` is ``(H, W, 3)`` metres (NaN where nothing was seen);
-    ``points.confidence[frame]`` is ``(H, W)`` in ``[0, 1]``."""
-
-    def __init__(self, points: np.ndarray, confidence: np.ndarray, frame_indices: Sequence[int]) -> None:
-        super().__init__(points, frame_indices, "recon.points")
-        self.confidence = PerFrame(confidence, frame_indices, "recon.points.confidence")
-
-    @property
-    def points(self) -> np.ndarray:
-        """All point maps stacked, ``(N, H, W, 3)`` (a copy)."""
-        return self._values.copy()
 
 
 def heading_axes(c2w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

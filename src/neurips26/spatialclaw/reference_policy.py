@@ -19,7 +19,8 @@ Per interface:
   dropped instance) the next cell grounds it with ``vlm.locate`` on ≤ 8 frames at a time and segments by
   the located point. Then a cell merges the parts of a split object (parts within :data:`MERGE_M`),
   computes the answer with NumPy, cross-checks it on the two halves of the frames (``CHECK|...``) and prints
-  ``CANDIDATE|value``; the last step is ``ReturnAnswer`` of the value read from that line. The only utility
+  ``CANDIDATE|value``; the last step is ``ReturnAnswer`` of the value read from that line. The functions
+  these cells define are written out from :mod:`~.policy_helpers` (their source text). The only utility
   wrapper this path calls converts the grounding model's 0–1000 coordinates to pixels; when the kernel
   reports the wrappers removed (the ablation), the next cell repeats the failed one with the conversion
   written out. Camera families
@@ -58,6 +59,7 @@ from dataclasses import dataclass
 
 from neurips26.llm.messages import Message
 from neurips26.llm.offline import Scripted
+from neurips26.spatialclaw import policy_helpers as ph
 from neurips26.spatialclaw.parser import format_response, parse_response
 from neurips26.spatialclaw.prompts import INTERFACES
 from neurips26.spatialclaw.scene_types import CATEGORIES
@@ -231,71 +233,13 @@ def prior_answer(parsed: ParsedQuestion) -> str | float:
 
 # --- the kernel-side code the code interfaces write ---------------------------------------------------------
 
-_HELPERS = '''
-recon = tools.Reconstruct.Reconstruct(InputImages)
-H, W = InputImages[0].array.shape[:2]
-
-
-def object_points(mask, parts, frames=None):
-    """Confident world points and their RGB under the listed parts of mask, per absolute frame."""
-    out = {}
-    for f in mask.frame_indices:
-        if f not in recon.frame_indices or (frames is not None and f not in frames):
-            continue
-        sel = np.zeros(mask.shape, dtype=bool)
-        for k in parts:
-            sel |= mask.get_mask(f, k)
-        pts = recon.points[f][sel]
-        keep = np.all(np.isfinite(pts), axis=1) & (recon.points.confidence[f][sel] >= 0.3)
-        if keep.sum() >= 8:
-            out[f] = (pts[keep], InputImages[f].array[sel][keep])
-    return out
-
-
-def pooled(pf):
-    if not pf:
-        raise ValueError("no confident points for this object")
-    return np.concatenate([p for p, _ in pf.values()])
-
-
-def footprint(P):
-    """Smallest horizontal rectangle around P (2-98 percentiles): centre (x, z), axes u, w, extents."""
-    xz = P[:, [0, 2]]
-    a = np.radians(np.arange(0, 90, 5))
-    U = np.stack([np.cos(a), np.sin(a)])  # (2, 18): the rectangle's first axis at each angle
-    W = np.stack([-np.sin(a), np.cos(a)])  # its second axis
-    lo, hi = np.percentile(np.concatenate([xz @ U, xz @ W], axis=1), [2, 98], axis=0)
-    ext_u, ext_w = (hi - lo)[: a.size], (hi - lo)[a.size :]
-    k = int(np.argmin(ext_u * ext_w))  # the first smallest, as a loop over the angles would keep
-    u, w = U[:, k], W[:, k]
-    mid_u, mid_w = (lo[k] + hi[k]) / 2, (lo[k + a.size] + hi[k + a.size]) / 2
-    return mid_u * u + mid_w * w, u, w, ext_u[k], ext_w[k]
-
-
-def centre(pf):
-    """Object centre: middle of its footprint rectangle and of its height range, over all frames."""
-    P = pooled(pf)
-    c = footprint(P)[0]
-    lo, hi = np.percentile(P[:, 1], [2, 98])
-    return np.array([c[0], (lo + hi) / 2, c[1]])
-
-
-def right_of(v):
-    """Right-hand direction (x, z) of someone upright facing v (x, z)."""
-    return np.array([-v[1], v[0]])
-
-
-def report(name):
-    print(f"SEG|{name}|{seg[name].num_objects}")
-    for k in range(seg[name].num_objects):
-        pf = object_points(seg[name], [k])
-        if pf:
-            x, y, z = centre(pf)
-            print(f"PART|{name}|{k}|{x:.3f}|{y:.3f}|{z:.3f}|{len(pf)}")
-
-
-seg = {}
-'''
+#: The first lines of every code cell: the reconstruction, the frame size, the helper functions of
+#: :mod:`~.policy_helpers` (their source text) and an empty ``seg``.
+_HELPERS = (
+    "\nrecon = tools.Reconstruct.Reconstruct(InputImages)\nH, W = InputImages[0].array.shape[:2]\n\n\n"
+    + ph.cell_sources(ph.object_points, ph.pooled, ph.footprint, ph.centre, ph.right_of, ph.report)
+    + "\n\nseg = {}\n"
+)
 
 #: What the kernel says when a removed utility wrapper is used (the "no utility wrappers" ablation).
 _NO_WRAPPERS = "write it with NumPy/SciPy"
@@ -321,121 +265,25 @@ for name in {names!r}:
     report(name)
 """
 
-_CAMERA = """
-def motion(rec, i, j):
-    \"\"\"Camera i -> j in camera i's upright heading frame: metres right, metres forward, turn to the right
-    (the sine of the heading change), straight-line metres.\"\"\"
-    Pi, Pj = rec.extrinsics[i], rec.extrinsics[j]
-    fwd = Pi[:3, 2].copy()
-    fwd[1] = 0.0
-    fwd = fwd / np.linalg.norm(fwd)
-    right = np.cross(fwd, np.array([0.0, 1.0, 0.0]))
-    step = Pj[:3, 3] - Pi[:3, 3]
-    return np.array([step @ right, step @ fwd, Pj[:3, 2] @ right, np.linalg.norm(step)])
+_CAMERA = "\n" + ph.cell_sources(ph.motion, ph.label)
 
-
-def label(m, kind):
-    if kind == "turn":
-        return "right" if m[2] > 0 else "left"
-    if abs(m[0]) > abs(m[1]):
-        return "right" if m[0] > 0 else "left"
-    return "forward" if m[1] > 0 else "backward"
-"""
-
+#: Per object family, the functions of its compute cell ending with ``answer(frames)``.
 _FAMILY_CODE: dict[str, str] = {
-    "distance": """
-def answer(frames):
-    return float(np.linalg.norm(C(N[0], frames) - C(N[1], frames)))
-""",
-    "relative_direction": """
-def answer(frames):
-    a, b, c = C(N[0], frames), C(N[1], frames), C(N[2], frames)
-    facing, v = (b - a)[[0, 2]], (c - a)[[0, 2]]
-    return ("front" if v @ facing > 0 else "back") + "-" + ("right" if v @ right_of(facing) > 0 else "left")
-""",
-    "object_perspective": """
-def facing(name, frames, screen):
-    \"\"\"Where the object faces (x, z): towards its dark screen (tv) or away from its backrest (chair,
-    sofa); seen only from behind, away from the cameras along its nearer footprint axis.\"\"\"
-    pf = object_points(seg[name], parts[name], frames)
-    P = pooled(pf)
-    rgb = np.concatenate([c for _, c in pf.values()])
-    c, u, w, eu, ew = footprint(P)
-    if screen:
-        marked, sign = P[rgb.max(axis=1) < 40], 1.0
-    else:
-        marked, sign = P[P[:, 1] > 0.62 * np.percentile(P[:, 1], 98)], -1.0
-    if len(marked) >= 8:
-        off = marked[:, [0, 2]].mean(axis=0) - c
-        su, sw = off @ u / max(eu, 1e-6), off @ w / max(ew, 1e-6)
-        if max(abs(su), abs(sw)) > 0.08:
-            return sign * (u * np.sign(su) if abs(su) >= abs(sw) else w * np.sign(sw))
-    away = c - np.mean([recon.extrinsics[f][:3, 3] for f in pf], axis=0)[[0, 2]]
-    axis = u if abs(away @ u) >= abs(away @ w) else w
-    return axis * np.sign(away @ axis)
-
-
-def answer(frames):
-    front = facing(N[0], frames, SCREEN)
-    v = (C(N[1], frames) - C(N[0], frames))[[0, 2]]
-    return "right" if v @ right_of(front) > 0 else "left"
-""",
-    "size_comparison": """
-def measure(name, frames):
-    P = pooled(object_points(seg[name], parts[name], frames))
-    if MEASURE == "taller":
-        return float(np.percentile(P[:, 1], 98))
-    return float(max(footprint(P)[3:]))
-
-
-def answer(frames):
-    return N[0] if measure(N[0], frames) > measure(N[1], frames) else N[1]
-""",
-    "closest": """
-def answer(frames):
-    a = C(N[0], frames)
-    dist = {n: float(np.linalg.norm(C(n, frames) - a)) for n in N[1:]}
-    return min(dist, key=dist.get)
-""",
-    "mover_direction": """
-def answer(frames):
-    pf = object_points(seg[N[0]], parts[N[0]], frames)
-    fs = sorted(pf)
-    track = np.array([centre({f: pf[f]}) for f in fs])
-    slope = np.polyfit(np.array(fs, dtype=float), track[:, [0, 2]], 1)[0]
-    lateral, ahead = slope[0], -slope[1]  # the first camera looks along -Z, +X to its right
-    if abs(lateral) > abs(ahead):
-        return "right" if lateral > 0 else "left"
-    return "away from the camera" if ahead > 0 else "towards the camera"
-""",
+    "distance": "\n" + ph.cell_source(ph.answer_distance, "answer"),
+    "relative_direction": "\n" + ph.cell_source(ph.answer_relative_direction, "answer"),
+    "object_perspective": "\n"
+    + ph.cell_source(ph.facing)
+    + "\n\n"
+    + ph.cell_source(ph.answer_object_perspective, "answer"),
+    "size_comparison": "\n"
+    + ph.cell_source(ph.measure)
+    + "\n\n"
+    + ph.cell_source(ph.answer_size_comparison, "answer"),
+    "closest": "\n" + ph.cell_source(ph.answer_closest, "answer"),
+    "mover_direction": "\n" + ph.cell_source(ph.answer_mover_direction, "answer"),
 }
 
-_COUNT = '''
-def footprint_box(mask, k):
-    """Horizontal box (5-95 percentiles) of all confident points of object k, over every frame."""
-    pf = object_points(mask, [k])
-    if not pf:
-        return None
-    xz = pooled(pf)[:, [0, 2]]
-    return np.percentile(xz, 5, axis=0), np.percentile(xz, 95, axis=0)
-
-
-def count_clusters(boxes):
-    """Detections whose footprints touch (gap <= COUNT_GAP) are one object; the number of objects."""
-    root = list(range(len(boxes)))
-
-    def find(i):
-        while root[i] != i:
-            i = root[i]
-        return i
-
-    for i in range(len(boxes)):
-        for j in range(i):
-            gap = np.maximum(0.0, np.maximum(boxes[i][0] - boxes[j][1], boxes[j][0] - boxes[i][1]))
-            if np.linalg.norm(gap) <= COUNT_GAP:
-                root[find(i)] = find(j)
-    return len({find(i) for i in range(len(boxes))})
-'''
+_COUNT = "\n" + ph.cell_sources(ph.footprint_box, ph.count_clusters)
 
 
 def _lines(text: str, tag: str) -> list[list[str]]:
@@ -565,10 +413,7 @@ class ReferencePolicy:
             header += f"SCREEN = {screen}\n"
         if family == "size_comparison":
             header += f"MEASURE = {parsed.detail!r}\n"
-        header += (
-            "\n\ndef C(name, frames=None):\n"
-            "    return centre(object_points(seg[name], parts[name], frames))\n"
-        )
+        header += "\n\n" + ph.cell_source(ph.C)
         body = header + _FAMILY_CODE[family]
         if cross_check:
             body += (

@@ -1,12 +1,12 @@
-"""Interactive views for the explore notebook of chapter 16 (``chapters/16-spatialclaw/04-explore.md``).
+"""Interactive (plotly) figures of chapter 16, used by its explore notebook
+(``chapters/16-spatialclaw/04-explore.md``); the static matplotlib figures are in :mod:`.figures`.
 
 Every figure is a plotly figure whose sliders only switch traces on and off (or fade them), so it works in
 the static book without a kernel:
 
-- :func:`transcript_frames` splits an :class:`~.loop.Episode` into the records a reader steps through: the
-  question (with the plan and the key frames attached), then per step the model's words, the code that ran
-  and the feedback it read next, with any images ``show()`` sent back; a forced no-tool answer last.
-  :func:`transcript_figure` draws them as a two-column table with a slider over the steps.
+- :func:`transcript_figure` draws the records of :func:`~.transcript.transcript_frames` (the question,
+  then per step the model's words, the code that ran and the feedback it read next) as a two-column table
+  with a slider over the steps.
 - :func:`mask_figure`: RGB frames with segmentation masks overlaid, one slider over the frames and one over
   precomputed noise settings (the frame slider toggles ``visible``, the setting slider ``opacity``, so
   the two sliders are independent).
@@ -21,10 +21,8 @@ from __future__ import annotations
 import base64
 import html
 import math
-import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -34,104 +32,15 @@ from neurips26.plotting import OKABE_ITO
 from neurips26.spatialclaw.kernel_types import png_bytes
 from neurips26.spatialclaw.loop import Episode
 from neurips26.spatialclaw.scene_types import ORIENTED, Frames, SceneObject, SpatialScene
+from neurips26.spatialclaw.transcript import TranscriptFrame, transcript_frames
 from neurips26.validation import check_float, check_int
 
-#: Kinds of transcript record: the question message, a step of the loop, the forced no-tool answer.
-TRANSCRIPT_KINDS: tuple[str, ...] = ("question", "step", "forced")
-_CODE_BLOCK = re.compile(r"```python\n.*?```", re.DOTALL)
 _MONO = "Menlo, Consolas, 'Courier New', monospace"
 
 
 # --------------------------------------------------------------------------------------------------------
 # transcripts
 # --------------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class TranscriptFrame:
-    """One record of a transcript: ``index`` (0 = the question; 1… = the steps; then the forced answer),
-    ``kind`` (:data:`TRANSCRIPT_KINDS`), a short ``title``, the model's ``words`` (its reply without the
-    python block; for ``kind="question"`` the question and its options), the ``code`` that ran (``None``:
-    nothing ran), the ``feedback`` the model read next (for the question: the planner's plan), the
-    ``images`` attached to that message as ``(label, PNG bytes)`` (the key frames, or what ``show()``
-    registered), whether the step ``failed`` and the ``answer`` it submitted (``None``: none)."""
-
-    index: int
-    kind: str
-    title: str
-    words: str
-    code: str | None
-    feedback: str
-    images: tuple[tuple[str, bytes], ...]
-    failed: bool
-    answer: str | int | float | None = None
-
-
-def transcript_frames(episode: Episode) -> list[TranscriptFrame]:
-    """The records of ``episode`` in reading order (module docstring). A ``no_tool`` episode (no steps)
-    gives the question and its one answer."""
-    if not isinstance(episode, Episode):
-        raise TypeError(f"episode must be an Episode (from run_episode); got {type(episode).__name__}")
-    first = next((m for m in episode.messages if m.role == "user"), None)
-    if first is None:
-        raise ValueError("episode must hold a user message with the question")
-    n_images = len(first.images)
-    asked = first.content.split("\n\nPlan:\n", 1)[0]  # the loop appends the plan to the question
-    question = TranscriptFrame(
-        index=0,
-        kind="question",
-        title=f"the question ({episode.interface} interface, {n_images} key frame(s) attached)",
-        words=asked,
-        code=None,
-        feedback=episode.plan or "",
-        images=tuple((f"key frame {k}", png) for k, png in enumerate(first.images)),
-        failed=False,
-    )
-    out = [question]
-    for step in episode.steps:
-        result = step.result
-        answer = result.answers[-1] if result is not None and result.answers else None
-        status = "failed" if step.failed else "ran"
-        if step.code is None:
-            status = "could not be executed"
-        title = f"step {step.index}: the cell {status}" + (
-            f"; answer {answer!r}" if answer is not None else ""
-        )
-        out.append(
-            TranscriptFrame(
-                index=step.index,
-                kind="step",
-                title=title,
-                words=_CODE_BLOCK.sub(
-                    "[the python block: shown below as the code that ran]", step.response
-                ).strip(),
-                code=step.code,
-                feedback=step.feedback,
-                images=tuple(result.images) if result is not None else (),
-                failed=step.failed,
-                answer=answer,
-            )
-        )
-    if episode.forced or not episode.steps:
-        reply = next((m.content for m in reversed(episode.messages) if m.role == "assistant"), "")
-        kind = "forced" if episode.forced and episode.interface != "no_tool" else "step"
-        title = (
-            "forced termination: one no-tool answer" if kind == "forced" else "the one no-tool answer"
-        ) + f"; answer {episode.answer!r}"
-        out.append(
-            TranscriptFrame(
-                index=len(episode.steps) + 1,
-                kind=kind,
-                title=title,
-                words=reply,
-                code=None,
-                feedback="",
-                images=(),
-                failed=False,
-                answer=episode.answer,
-            )
-        )
-    return out
-
-
 def _cell_html(text: str, width: int, max_lines: int) -> str:
     """Plain text as plotly table-cell HTML: escaped, soft-wrapped at ``width`` characters, indentation
     kept (non-breaking spaces), at most ``max_lines`` lines."""
@@ -656,13 +565,10 @@ def _add_object(
 
 
 __all__ = [
-    "TRANSCRIPT_KINDS",
-    "TranscriptFrame",
     "bev_figure",
     "footprint_outline",
     "mask_figure",
     "overlay_masks",
     "png_data_uri",
     "transcript_figure",
-    "transcript_frames",
 ]

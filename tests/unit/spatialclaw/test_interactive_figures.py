@@ -1,4 +1,5 @@
-"""The explore figures: records and traces match the steps and frames; bad input names its argument."""
+"""The interactive figures and the transcript records they draw: records and traces match the steps and
+frames; bad input names its argument."""
 
 from __future__ import annotations
 
@@ -7,17 +8,17 @@ import pytest
 
 from neurips26.llm.messages import Message
 from neurips26.spatialclaw.executor import CellError, CellResult
-from neurips26.spatialclaw.explore import (
+from neurips26.spatialclaw.interactive_figures import (
     bev_figure,
     footprint_outline,
     mask_figure,
     overlay_masks,
     png_data_uri,
     transcript_figure,
-    transcript_frames,
 )
 from neurips26.spatialclaw.loop import Episode, Step
 from neurips26.spatialclaw.scenes import make_scene
+from neurips26.spatialclaw.transcript import transcript_frames
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 
