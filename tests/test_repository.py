@@ -13,6 +13,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "notebooks"))
+from chapter_template import chapter_problems  # noqa: E402
 from discover import chapter_notebooks  # noqa: E402
 from format_code import WIDTH, formatted, long_code_lines, notebooks  # noqa: E402
 from prose_numbers import chapter_prose, typed_numbers  # noqa: E402
@@ -235,3 +236,47 @@ def test_glue_from_another_page_names_its_format():
         for ref in _CROSS_PAGE_GLUE.findall(md.read_text(encoding="utf-8"))
     ]
     assert not bad, "add a format (:s for text):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.name for c in CHAPTERS])
+def test_every_chapter_follows_the_template(chapter: Path):
+    """Notebook names by role, the landing page's length and rubrics, no imports across chapters, labels
+    with the chapter's slug (``tests/notebooks/chapter_template.py``, ``book/contributing.md``)."""
+    problems = chapter_problems(chapter, ROOT / "src")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_template_checks_fail_on_a_broken_copy_of_a_chapter(tmp_path: Path):
+    """Break a copy of chapter 10 in every way the template forbids: each break is reported."""
+    import shutil
+
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "neurips26", src / "neurips26", ignore=shutil.ignore_patterns("*.pt"))
+    chapter = tmp_path / "chapters" / "10-specblock"
+    shutil.copytree(ROOT / "chapters" / "10-specblock", chapter)
+    assert chapter_problems(chapter, src) == []  # the copy itself follows the template
+    (chapter / "04-explore.md").rename(chapter / "04-playground.md")
+    index = chapter / "index.md"
+    text = index.read_text(encoding="utf-8")
+    broken = text.replace("```{rubric} Prerequisites", "## Prerequisites\n```{rubric} Gone")
+    index.write_text(broken + "\n" * 300, encoding="utf-8")
+    method = chapter / "02-method.md"
+    method.write_text(
+        method.read_text(encoding="utf-8").replace(
+            "```{code-cell} ipython3\n", "```{code-cell} ipython3\nfrom neurips26.ssd import masks\n", 1
+        )
+        + "\n$$\nx = 1\n$$ (eq-unprefixed)\n",
+        encoding="utf-8",
+    )
+    (src / "neurips26" / "specblock" / "stray.py").write_text("from neurips26.thwf import thwf\n")
+    problems = "\n".join(chapter_problems(chapter, src))
+    for expected in (
+        "04-playground.md: name it",
+        "lines; keep it within",
+        "one '# ' title and no other heading",
+        "missing the rubrics ['Prerequisites']",
+        "02-method.md imports other chapters: ['ssd']",
+        "specblock/stray.py imports other chapters: ['thwf']",
+        "label 'eq-unprefixed' must start with 'specblock-'",
+    ):
+        assert expected in problems, f"{expected!r} not reported:\n{problems}"

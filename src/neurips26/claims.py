@@ -250,6 +250,13 @@ class ClaimSet:
         return claim
 
     # --- display -------------------------------------------------------------------------------
+    def show_record(self, id: str) -> None:  # noqa: A002 - the claim's id, as in record()
+        """Print one recorded claim's verdict and how it was decided, right under the cell that decided it."""
+        if id not in self.claims:
+            raise KeyError(f"id {id!r} is not recorded; recorded: {sorted(self.claims)}")
+        claim = self.claims[id]
+        print(f"{id}: {claim.verdict}  [{claim.detail}]")
+
     def to_json(self) -> list[dict[str, Any]]:
         return [c.to_dict() for c in self.claims.values()]
 

@@ -30,9 +30,9 @@ def _plain(value: object) -> str:
         return repr(int(value))
     if isinstance(value, numbers.Real):
         number = float(value)
-        if not math.isfinite(number):
+        if math.isinf(number):
             raise ValueError(f"value must be finite to be quoted in the prose; got {number}")
-        return repr(number)
+        return repr(number)  # NaN pastes as "nan" under any float format: a scale that does not measure it
     if isinstance(value, str):
         return repr(value)
     raise TypeError(f"value must be a number, bool or str; got {type(value).__name__}")

@@ -190,3 +190,31 @@ def time_interleaved(
 
 
 __all__ = ["SPREAD_QUANTILES", "Timing", "pinned_threads", "time_interleaved"]
+
+
+class Stopwatch:
+    """Wall-clock seconds of a notebook's named experiments, for its "what this run cost" table.
+
+    ``stopwatch.run(name, compute)`` calls ``compute()`` once, adds its seconds to ``stopwatch.seconds[name]``
+    and returns its result; an experiment served from the results cache shows as the time of its load.
+    These are plain clock readings of one run (for the reader's idea of the cost), not ratios: compare
+    methods with :func:`time_interleaved`.
+    """
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def run(self, name: str, compute: Callable[[], object]) -> object:
+        """``compute()``, timed under ``name`` (times of repeated names add up)."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name must be a non-empty str; got {name!r}")
+        if not callable(compute):
+            raise TypeError(f"compute must be callable; got {type(compute).__name__}")
+        start = time.perf_counter()
+        result = compute()
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+        return result
+
+    def total(self) -> float:
+        """Seconds of every experiment timed so far."""
+        return sum(self.seconds.values())

@@ -78,7 +78,7 @@ FIRST_SCREENS = (
     "book/scoreboard.html",
     "chapters/01-thwf/01-idea.html",
     "chapters/10-specblock/01-idea.html",
-    "chapters/16-spatialclaw/01-three-interfaces.html",
+    "chapters/16-spatialclaw/01-idea.html",
 )
 """Pages whose first window is kept at 1280 and 400 px (CI uploads the screenshots folder)."""
 

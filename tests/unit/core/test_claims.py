@@ -176,3 +176,12 @@ def test_a_headline_and_a_by_construction_flag_travel_with_the_claim(expected):
         cs.record(id="x", statement="s", paper="p", measured={"a": 1}, verdict="partly", by_construction=1)
     with pytest.raises(TypeError, match="headline"):
         cs.record(id="x", statement="s", paper="p", measured={"a": 1}, verdict="partly", headline=2.0)
+
+
+def test_show_record_prints_the_verdict_and_how_it_was_decided(expected, capsys):
+    cs = ClaimSet(chapter="01-thwf", package="thwf", scale="smoke")
+    _record(cs, id="slope", verdict="partly")
+    cs.show_record("slope")
+    assert capsys.readouterr().out == "slope: partly  [slope in [0.7, 1.4]]\n"
+    with pytest.raises(KeyError, match="gap"):
+        cs.show_record("gap")

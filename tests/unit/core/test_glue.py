@@ -39,11 +39,19 @@ def test_numbers_and_words_keep_a_text_form_myst_nb_can_format(shown):
     assert format_plain_text(texts["d8-verdict"], "") == "partly"
 
 
+def test_nan_is_glued_for_a_quantity_this_scale_does_not_measure(shown):
+    from myst_nb.core.variables import format_plain_text
+
+    glue("missing", float("nan"))
+    ((data, _, _),) = shown
+    assert format_plain_text(data[GLUE_PREFIX + "text/plain"], ".2f") == "nan"
+
+
 def test_bad_names_and_values_are_refused(shown):
     with pytest.raises(ValueError, match="name"):
         glue("has space", 1.0)
     with pytest.raises(ValueError, match="finite"):
-        glue("x", float("nan"))
+        glue("x", float("inf"))
     with pytest.raises(TypeError, match="value"):
         glue("x", [1, 2])
     with pytest.raises(TypeError, match="values"):

@@ -154,3 +154,18 @@ def test_twice_the_work_measures_twice_the_time_while_another_process_loads_a_co
     print(f"n = {n}: {timing.ratio_text('twice', 'once')}; medians {timing.median('once'):.4f} s")
     assert ratio == pytest.approx(2.0, abs=0.3)
     assert low <= ratio <= high and np.isfinite(high)
+
+
+def test_the_stopwatch_adds_the_seconds_of_each_named_experiment():
+    from neurips26.timing import Stopwatch
+
+    clock = Stopwatch()
+    assert clock.run("a", lambda: 3) == 3
+    clock.run("a", lambda: time.sleep(0.01))
+    clock.run("b", lambda: None)
+    assert set(clock.seconds) == {"a", "b"} and clock.seconds["a"] >= 0.01
+    assert clock.total() == pytest.approx(clock.seconds["a"] + clock.seconds["b"])
+    with pytest.raises(ValueError, match="name"):
+        clock.run("", lambda: None)
+    with pytest.raises(TypeError, match="compute"):
+        clock.run("c", 3)
