@@ -10,7 +10,6 @@ reported and recomputed, never trusted.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import inspect
 import json
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import neurips26
+from neurips26.canonical import canonical
 
 T = TypeVar("T")
 
@@ -51,27 +51,6 @@ def cache_enabled() -> bool:
     return os.environ.get(NO_CACHE_ENV, "").strip().lower() not in {"1", "true", "yes", "on"}
 
 
-def _canonical(value: Any) -> Any:
-    """A JSON-able canonical form of a config (dataclasses, mappings, sequences, scalars)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return {"__class__": f"{type(value).__module__}.{type(value).__qualname__}", **fields}
-    if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
-    if isinstance(value, str | int | bool) or value is None:
-        return value
-    if isinstance(value, float):
-        return repr(value)
-    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:  # numpy scalar
-        return _canonical(value.item())
-    raise TypeError(
-        f"config must be built from dataclasses, dicts, lists, tuples, str, int, float, bool or None; "
-        f"got {type(value).__name__}"
-    )
-
-
 @cache
 def _source_fingerprint(package: str) -> str:
     """Hash of every .py file of a neurips26 subpackage, so code edits invalidate old entries."""
@@ -85,12 +64,15 @@ def _source_fingerprint(package: str) -> str:
 
 
 def cache_key(name: str, config: Any, package: str | None = None) -> str:
-    """The hex key of (name, config, library version, source fingerprint of ``package``)."""
+    """The hex key of (name, config, library version, source fingerprint of ``package``).
+
+    ``config`` enters in its :func:`~neurips26.canonical.canonical` form with module-qualified class names.
+    """
     if not isinstance(name, str) or not name or "/" in name or "\\" in name:
         raise ValueError(f"name must be a non-empty str without path separators; got {name!r}")
     payload = {
         "name": name,
-        "config": _canonical(config),
+        "config": canonical(config, module_names=True),
         "version": neurips26.__version__,
         "source": _source_fingerprint(package) if package else None,
     }

@@ -9,19 +9,22 @@ A checkpoint ``NAME`` is two files in one directory::
     NAME.json   a sidecar: a frozen dataclass deriving from :class:`Sidecar` (each chapter defines its own
                 fields), at least ``name``, ``config_hash``, ``source``, ``weights_hash`` and ``format``
 
-This module holds what does not depend on the chapter: the canonical hash of a configuration
-(:func:`config_hash`), float16 states and their hash (:func:`half_state`, :func:`weights_hash`), a
-fingerprint of named source files (:func:`source_fingerprint`), atomic writing and checked reading
-(:func:`save_checkpoint`, :func:`read_checkpoint`), the error classes, and the freshness check
-and the freshness checks. A checkpoint is *fresh* when its configuration hash matches
-(:func:`check_config`), its state dict fits today's network exactly (:func:`check_layout`: keys, shapes,
-dtypes) and the loaded model reproduces the validation metrics recorded beside it on the recorded data
-(:func:`check_metrics`, relative :data:`METRIC_RTOL`). Freshness is judged by behaviour, never by the bytes
-of source files: a docstring edit in a shared network module leaves every checkpoint fresh, a changed
-forward does not. The sidecar still records a source fingerprint, shown when a behaviour check fails.
+This module holds what does not depend on the chapter: the configuration hash (:func:`config_hash`, of
+the :func:`~neurips26.canonical.canonical` form), float16 states and their hash (:func:`half_state`,
+:func:`weights_hash`), a fingerprint of named source files (:func:`source_fingerprint`), atomic writing and
+checked reading (:func:`save_checkpoint`, :func:`read_checkpoint`), the error classes, the freshness
+checks, the :class:`Registry` through which a chapter declares its models and gets them by one
+load-or-train rule, and the size budget and command line of a chapter's ``prepare`` module. A checkpoint
+is *fresh* when its configuration hash matches (:func:`check_config`), its state dict fits today's network
+exactly (:func:`check_layout`: keys, shapes, dtypes) and the loaded model reproduces the validation metrics
+recorded beside it on the recorded data (:func:`check_metrics`, relative :data:`METRIC_RTOL`). Freshness
+is judged by behaviour, never by the bytes of source files: a docstring edit in a shared network module
+leaves every checkpoint fresh, a changed forward does not. The sidecar still records a source
+fingerprint, shown when a behaviour check fails.
 
-Chapter 05 (:mod:`neurips26.ssd.checkpoints`) and chapter 10 (:mod:`neurips26.specblock.prepare`) build on
-it; the hashes are those chapter 05 committed first, so its checkpoints stay fresh.
+Chapter 05 (:mod:`neurips26.ssd.prepare`) and chapter 10 (:mod:`neurips26.specblock.prepare`) declare
+their models to a :class:`Registry`; the hashes are those chapter 05 committed first, so its checkpoints
+stay fresh.
 """
 
 from __future__ import annotations
@@ -31,12 +34,17 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import torch
+
+from neurips26.cache import cache_dir
+from neurips26.canonical import canonical
+from neurips26.scales import check_scale
 
 FORMAT = 1
 """The file format version a sidecar records (``format``); :func:`check_fresh` rejects another."""
@@ -57,28 +65,12 @@ class StaleCheckpointError(CheckpointError):
 # ------------------------------------------------------------------------------------------- hashing
 
 
-def canonical(value: Any) -> Any:
-    """A JSON-able form of a configuration: dataclasses (with their class name), dicts, sequences, scalars.
-
-    Floats become their ``repr`` (exact), dataclasses a dict with ``"__class__"`` = the class's qualified
-    name, tuples and lists lists. Anything else is a ``TypeError`` naming ``config``.
-    """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: canonical(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return {"__class__": type(value).__qualname__, **out}
-    if isinstance(value, dict):
-        return {str(k): canonical(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [canonical(v) for v in value]
-    if isinstance(value, bool | int | str) or value is None:
-        return value
-    if isinstance(value, float):
-        return repr(value)
-    raise TypeError(f"config must hold dataclasses, dicts, sequences and scalars; got {type(value).__name__}")
-
-
 def config_hash(config: Any) -> str:
-    """SHA-256 prefix (16 hex digits) of the canonical JSON of ``config`` (dataclasses, dicts, scalars)."""
+    """SHA-256 prefix (16 hex digits) of the compact, key-sorted JSON of ``canonical(config)``.
+
+    :func:`~neurips26.canonical.canonical` without module names: the form chapter 05 committed first, which
+    every committed checkpoint's ``config_hash`` records.
+    """
     text = json.dumps(canonical(config), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
@@ -318,6 +310,113 @@ def check_metrics(
                 f"checkpoint {meta.name!r} no longer reproduces its recorded {key}: {float(now):.6g} now, "
                 f"{then:.6g} recorded (tolerance {rtol:g} relative); source fingerprint {source}"
             )
+
+
+# --------------------------------------------------------------------------------------------
+# a chapter's registry of checkpoints and the one rule by which a notebook gets a model
+
+
+@dataclass(frozen=True)
+class Registry:
+    """A chapter's checkpointed models, declared once, and the one load-or-train rule (:meth:`pretrained`).
+
+    A chapter declares, by model name and scale (``"smoke"``, ``"default"``, ``"paper"``): ``names``, its
+    models; ``expected_hash(name, scale)``, the :func:`config_hash` of what would train the model now;
+    ``build(name, scale, meta, state, **context)``, the model (float32, eval mode) for a sidecar and its
+    float16 state, which checks the layout (:func:`check_layout`) and anything the model is bound to (e.g.
+    the target a drafter was trained for), ``context`` passed on from :meth:`load`; ``measure(name, scale,
+    model)``, the metrics recorded in the sidecar, re-measured now on the recorded data; ``train(name,
+    scale, verbose)``, the float16 state and sidecar that ``python -m neurips26.<pkg>.prepare`` would write,
+    trained through :func:`neurips26.cache.cached`; ``source_files(name)``, the modules fingerprinted in
+    the sidecar. ``chapter`` names the package (the ``[chapter]`` prefix of notes and the user-cache folder
+    ``chapter-checkpoints``), ``package_dir`` the committed checkpoints, ``meta_class`` the sidecar class;
+    ``rtol``/``atol`` the tolerance of :func:`check_metrics`.
+
+    The rule: a model comes from the checkpoint directory of its scale (:meth:`checkpoint_dir`: the
+    package at default, the user cache, where ``prepare --scale smoke|paper`` writes, otherwise) when a
+    checkpoint is there and fresh; otherwise it is trained exactly as ``prepare`` would train it, through
+    the results cache, so the next call loads it. A missing, stale or unreadable checkpoint is said in one
+    line (``verbose``), except a missing one below or above the shipped scale, which is the normal case
+    there (the results cache says that it trains). One rule for every scale, rather than the shipped
+    checkpoints only, because a checkpoint written by ``prepare`` at any scale holds the weights the
+    fallback would train (same table, sizes and seed): loading it saves the training, and the freshness
+    checks guard it as they guard the shipped ones.
+    """
+
+    chapter: str
+    package_dir: Path
+    names: tuple[str, ...]
+    meta_class: type[Sidecar]
+    expected_hash: Callable[[str, str], str]
+    build: Callable[..., Any]
+    measure: Callable[[str, str, Any], Mapping[str, float]]
+    train: Callable[[str, str, bool], tuple[Mapping[str, torch.Tensor], Sidecar]]
+    source_files: Callable[[str], Sequence[tuple[str, str]]]
+    shipped_scale: str = "default"
+    rtol: float = METRIC_RTOL
+    atol: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.chapter, str) or not self.chapter.isidentifier():
+            raise ValueError(f"chapter must be a package name; got {self.chapter!r}")
+        if not isinstance(self.names, tuple) or not self.names or len(set(self.names)) != len(self.names):
+            raise ValueError(f"names must be a non-empty tuple of distinct names; got {self.names!r}")
+        for name in self.names:
+            checkpoint_paths(self.package_dir, name)  # a ValueError for a name that is not a file name
+        if not (isinstance(self.meta_class, type) and issubclass(self.meta_class, Sidecar)):
+            raise TypeError(f"meta_class must be a Sidecar subclass; got {self.meta_class!r}")
+        for hook in ("expected_hash", "build", "measure", "train", "source_files"):
+            if not callable(getattr(self, hook)):
+                raise TypeError(f"{hook} must be callable; got {type(getattr(self, hook)).__name__}")
+        check_scale(self.shipped_scale)
+
+    def _name(self, name: str) -> str:
+        if name not in self.names:
+            raise ValueError(f"name must be one of {', '.join(self.names)}; got {name!r}")
+        return name
+
+    def checkpoint_dir(self, scale: str = "default") -> Path:
+        """Where checkpoints of ``scale`` live: the package at the shipped scale, the user cache otherwise."""
+        check_scale(scale)
+        return (
+            self.package_dir
+            if scale == self.shipped_scale
+            else cache_dir() / f"{self.chapter}-checkpoints" / scale
+        )
+
+    def load(
+        self, name: str, scale: str = "default", *, directory: Path | str | None = None, **context: Any
+    ) -> tuple[Any, Sidecar]:
+        """The model of checkpoint ``name`` at ``scale`` (float32, eval mode) and its sidecar, when fresh.
+
+        Reads ``directory`` (default :meth:`checkpoint_dir`); ``context`` goes to ``build``. Raises
+        :class:`MissingCheckpointError` when it was never written and :class:`StaleCheckpointError` when it
+        is not fresh: another configuration hash (:func:`check_config`), a state dict that does not fit
+        (``build``), or metrics it no longer reproduces (:func:`check_metrics`).
+        """
+        self._name(name)
+        folder = self.checkpoint_dir(scale) if directory is None else directory
+        state, meta = read_checkpoint(folder, name, self.meta_class)
+        check_config(meta, self.expected_hash(name, scale))
+        model = self.build(name, scale, meta, state, **context)
+        measured = self.measure(name, scale, model)
+        check_metrics(meta, measured, files=self.source_files(name), rtol=self.rtol, atol=self.atol)
+        return model, meta
+
+    def pretrained(self, name: str, scale: str = "default", *, verbose: bool = True) -> tuple[Any, Sidecar]:
+        """Model ``name`` at ``scale`` by the registry's rule (class docstring): a fresh checkpoint, else
+        the training ``prepare`` would run, through the results cache; returns the model and its sidecar."""
+        self._name(name)
+        try:
+            return self.load(name, scale)
+        except MissingCheckpointError as why:
+            if verbose and scale == self.shipped_scale:
+                print(f"[{self.chapter}] {why}: training {name!r} instead, kept in the cache")
+        except CheckpointError as why:
+            if verbose:
+                print(f"[{self.chapter}] {why}: training {name!r} instead, kept in the cache")
+        state, meta = self.train(name, scale, verbose)
+        return self.build(name, scale, meta, state), meta
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,10 +4,11 @@
 every drafter of :data:`MODELS` on the distillation data of that target, and writes float16 checkpoints
 into ``src/neurips26/specblock/checkpoints/`` (package data); ``--scale smoke`` trains tiny versions in
 seconds into the user cache (CI runs it), ``--only NAME`` (repeatable) restricts the run. The experiments
-get the target through :func:`target_for` and a drafter through :func:`pretrained`: at default the
-committed checkpoints when they are there and fresh, otherwise the same training through
-:func:`neurips26.cache.cached` (with a printed note), so the notebooks run before the checkpoints exist,
-only slower.
+get the target through :func:`target_for` (the committed checkpoint at default when fresh, else trained
+through the cache) and a drafter through :func:`pretrained`, the rule of the chapter's
+:class:`~neurips26.checkpoint_files.Registry` (:data:`REGISTRY`): the checkpoint of the drafter's scale
+when it is there and fresh, otherwise the same training through :func:`neurips26.cache.cached`, so the
+notebooks run before the checkpoints exist, only slower.
 
 Choices [ours], all for the CPU budget (a SpecBlock drafter takes ~75 s per 150 steps on 2 cores):
 
@@ -46,26 +47,24 @@ import torch
 from torch import Tensor, nn
 
 import neurips26
-from neurips26.cache import cache_dir, cache_key, cached
+from neurips26.cache import cache_key, cached
 from neurips26.checkpoint_files import (
     FORMAT,
     CheckpointError,
+    Registry,
     Sidecar,
     StaleCheckpointError,
-    check_config,
     check_directory_budget,
     check_layout,
-    check_metrics,
     config_hash,
     half_state,
     prepare_main,
-    read_checkpoint,
     source_fingerprint,
     weights_hash,
     write_within_budget,
 )
 from neurips26.nn.transformer import Decoder
-from neurips26.scales import check_scale, pick
+from neurips26.scales import pick
 from neurips26.specblock.baselines.eagle3 import Eagle3Drafter, train_eagle3
 from neurips26.specblock.baselines.medusa import MedusaHeads, train_medusa
 from neurips26.specblock.data import DOMAINS, DistillData, prompts, tokenizer
@@ -541,34 +540,20 @@ def train_model(
     return state, meta
 
 
-def checkpoint_dir(scale: str = "default") -> Path:
-    """Where checkpoints of ``scale`` live: the package for "default", the user cache for the others."""
-    check_scale(scale)
-    return PACKAGE_DIR if scale == "default" else cache_dir() / "specblock-checkpoints" / scale
-
-
-def load_checkpoint(
-    name: str, scale: str = "default", *, directory: Path | str | None = None, target: Decoder | None = None
-) -> tuple[nn.Module, DrafterMeta]:
-    """The drafter of checkpoint ``name`` (float32, eval mode) for ``scale``'s target, and its sidecar.
-
-    Raises :class:`~neurips26.checkpoint_files.MissingCheckpointError` when it was never written and
-    :class:`~neurips26.checkpoint_files.StaleCheckpointError` when it is not fresh (module docstring): another
-    table, sizes or target, a state dict that does not fit today's drafter, or validation metrics it no
-    longer reproduces (both are :class:`~neurips26.checkpoint_files.CheckpointError`).
-    """
-    spec = model_spec(name)
-    config = PrepareConfig.for_scale(scale)
-    state, meta = read_checkpoint(
-        checkpoint_dir(scale) if directory is None else directory, name, DrafterMeta
-    )
-    check_config(meta, expected_hash(spec, config))
-    target = target_for(config) if target is None else target
+def _build(
+    name: str, scale: str, meta: DrafterMeta, state: dict[str, Tensor], *, target: Decoder | None = None
+) -> nn.Module:
+    """The drafter of ``meta`` for ``target`` (default: ``scale``'s target), checked to be trained for it."""
+    target = target_for(PrepareConfig.for_scale(scale)) if target is None else target
     check_target(meta, target)
-    model = build_drafter(meta, state, target)
-    measured = validation_metrics(meta.kind, model, distillation(config, "val"))
-    check_metrics(meta, measured, files=SOURCE_FILES[spec.kind], atol=1e-6)
-    return model, meta
+    return build_drafter(meta, state, target)
+
+
+def _measure(name: str, scale: str, model: nn.Module) -> dict[str, float]:
+    """The validation metrics recorded in the sidecar, re-measured on the recorded validation data."""
+    return validation_metrics(
+        model_spec(name).kind, model, distillation(PrepareConfig.for_scale(scale), "val")
+    )
 
 
 def _trained(spec: ModelSpec, config: PrepareConfig, verbose: bool) -> tuple[dict[str, Tensor], DrafterMeta]:
@@ -587,23 +572,27 @@ def _trained(spec: ModelSpec, config: PrepareConfig, verbose: bool) -> tuple[dic
     )
 
 
-def pretrained(name: str, scale: str = "default", *, verbose: bool = True) -> tuple[nn.Module, DrafterMeta]:
-    """Drafter ``name`` at ``scale``: the committed checkpoint at default when fresh, else cached training.
+REGISTRY = Registry(
+    chapter="specblock",
+    package_dir=PACKAGE_DIR,
+    names=MODEL_NAMES,
+    meta_class=DrafterMeta,
+    expected_hash=lambda name, scale: expected_hash(model_spec(name), PrepareConfig.for_scale(scale)),
+    build=_build,
+    measure=_measure,
+    train=lambda name, scale, verbose: _trained(model_spec(name), PrepareConfig.for_scale(scale), verbose),
+    source_files=lambda name: SOURCE_FILES[model_spec(name).kind],
+    atol=1e-6,
+)
+"""The chapter's drafters in the :class:`~neurips26.checkpoint_files.Registry` (the target is loaded by
+:func:`target_for`): the table, the hash of a row at a scale, the target a drafter is bound to, the
+validation metrics a checkpoint must reproduce (relative :data:`~neurips26.checkpoint_files.METRIC_RTOL`,
+plus ``1e-6`` absolute for accuracies near zero), and the cached training. ``load_checkpoint(name, scale,
+target=...)`` checks a drafter against a given target instead of the scale's."""
 
-    The fallback trains exactly what ``prepare`` would (same table, sizes and seed) and says so; the next
-    call loads it from the cache. At smoke (and paper) scale it always trains through the cache.
-    """
-    spec = model_spec(name)
-    scale = check_scale(scale)
-    config = PrepareConfig.for_scale(scale)
-    if scale == "default":
-        try:
-            return load_checkpoint(name, scale)
-        except CheckpointError as why:
-            if verbose:
-                print(f"[specblock] {why}: training {name!r} instead, kept in the cache")
-    state, meta = _trained(spec, config, verbose)
-    return build_drafter(meta, state, target_for(config)), meta
+checkpoint_dir = REGISTRY.checkpoint_dir
+load_checkpoint = REGISTRY.load
+pretrained = REGISTRY.pretrained
 
 
 # --------------------------------------------------------------------------------------------

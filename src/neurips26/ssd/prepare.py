@@ -3,10 +3,11 @@
 Run ``python -m neurips26.ssd.prepare --scale default`` to train every model of :data:`MODELS` and write
 float16 checkpoints into ``src/neurips26/ssd/checkpoints/`` (package data, so they install with the
 library); ``--scale smoke`` trains tiny 8×8 versions in seconds into the user cache (CI runs it), and
-``--only NAME`` (repeatable) restricts the run. The experiments get a model through :func:`pretrained`:
-the committed checkpoint when it is there and fresh, otherwise the same training through
-:func:`neurips26.cache.cached` — with a progress bar and a line saying so — so the notebooks run before
-the checkpoints exist, only slower.
+``--only NAME`` (repeatable) restricts the run. The table is declared to a
+:class:`~neurips26.checkpoint_files.Registry` (:data:`REGISTRY`), and the experiments get a model through
+its rule, :func:`pretrained`: the checkpoint of the model's scale when it is there and fresh, otherwise the
+same training through :func:`neurips26.cache.cached`, with a progress bar, so the notebooks run before the
+checkpoints exist, only slower.
 
 Choices [ours], all for the CPU budget (2 cores, on which the whole table must train in one default run of
 30–40 min):
@@ -45,8 +46,9 @@ import torch
 import torch.nn.functional as F
 
 import neurips26
-from neurips26.cache import cache_dir, cache_key, cached
+from neurips26.cache import cache_key, cached
 from neurips26.checkpoint_files import (
+    Registry,
     check_directory_budget,
     prepare_main,
     write_within_budget,
@@ -54,14 +56,11 @@ from neurips26.checkpoint_files import (
 from neurips26.scales import check_scale, pick
 from neurips26.ssd.checkpoints import (
     PACKAGE_DIR,
-    CheckpointError,
+    SOURCE_FILES,
     CheckpointMeta,
     build_denoiser,
-    check_config,
-    check_metric,
     config_hash,
     half_state,
-    read_checkpoint,
     source_fingerprint,
     weights_hash,
 )
@@ -497,31 +496,19 @@ def train_models(
     return out
 
 
-def checkpoint_dir(scale: str = "default") -> Path:
-    """Where checkpoints of ``scale`` live: the package for "default", the user cache for the others."""
-    check_scale(scale)
-    return PACKAGE_DIR if scale == "default" else cache_dir() / "ssd-checkpoints" / scale
+def _build(name: str, scale: str, meta: CheckpointMeta, state: dict[str, torch.Tensor]) -> EDMDenoiser:
+    return build_denoiser(meta, state)
 
 
-def load_checkpoint(
-    name: str, scale: str = "default", *, directory: Path | str | None = None
-) -> tuple[EDMDenoiser, CheckpointMeta]:
-    """The denoiser of checkpoint ``name`` (float32, eval mode) and its sidecar.
-
-    Raises :class:`~neurips26.ssd.checkpoints.MissingCheckpointError` when it was never written and
-    :class:`~neurips26.ssd.checkpoints.StaleCheckpointError` when it is not fresh: today's table or sizes
-    would train something else, its state dict does not fit today's denoiser, or it no longer reproduces
-    the validation loss recorded beside it on the recorded held-out images and noise (both are
-    :class:`~neurips26.ssd.checkpoints.CheckpointError`).
-    """
-    spec = model_spec(name)
+def _measure(name: str, scale: str, model: EDMDenoiser) -> dict[str, float]:
+    """The validation loss recorded in the sidecar, re-measured on the recorded held-out images and noise."""
     config = PrepareConfig.for_scale(scale)
-    state, meta = read_checkpoint(checkpoint_dir(scale) if directory is None else directory, name)
-    check_config(meta, expected_hash(spec, config))
-    model = build_denoiser(meta, state)
     with model_threads(config):
-        check_metric(meta, validation_loss(model, validation_images(spec.data, config), config.seed + 3))
-    return model, meta
+        return {
+            "val_loss": validation_loss(
+                model, validation_images(model_spec(name).data, config), config.seed + 3
+            )
+        }
 
 
 def _trained_run(
@@ -544,23 +531,28 @@ def _trained_run(
     )
 
 
-def pretrained(
-    name: str, scale: str = "default", *, verbose: bool = True
-) -> tuple[EDMDenoiser, CheckpointMeta]:
-    """Model ``name`` at ``scale``: its checkpoint when present and fresh, else trained through the cache.
+def _train(name: str, scale: str, verbose: bool) -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
+    return _trained_run(model_spec(name), PrepareConfig.for_scale(scale), verbose)[name]
 
-    The fallback trains exactly what ``prepare`` would (same table, sizes and seed), with a progress bar,
-    and says so; the next call loads it from the cache.
-    """
-    spec = model_spec(name)
-    config = PrepareConfig.for_scale(scale)
-    try:
-        return load_checkpoint(name, scale)
-    except CheckpointError as why:
-        if verbose:
-            print(f"[ssd] {why}: training {name!r} ({config.steps} updates) instead, kept in the cache")
-    state, meta = _trained_run(spec, config, verbose)[name]
-    return build_denoiser(meta, state), meta
+
+REGISTRY = Registry(
+    chapter="ssd",
+    package_dir=PACKAGE_DIR,
+    names=MODEL_NAMES,
+    meta_class=CheckpointMeta,
+    expected_hash=lambda name, scale: expected_hash(model_spec(name), PrepareConfig.for_scale(scale)),
+    build=_build,
+    measure=_measure,
+    train=_train,
+    source_files=lambda name: SOURCE_FILES,
+)
+"""The chapter's denoisers in the :class:`~neurips26.checkpoint_files.Registry`: the table, the hash of a
+row at a scale, the validation loss a checkpoint must reproduce (relative
+:data:`~neurips26.checkpoint_files.METRIC_RTOL`), and the cached training of its run."""
+
+checkpoint_dir = REGISTRY.checkpoint_dir
+load_checkpoint = REGISTRY.load
+pretrained = REGISTRY.pretrained
 
 
 # --------------------------------------------------------------------------------------------

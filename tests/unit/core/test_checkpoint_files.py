@@ -12,6 +12,7 @@ from neurips26.checkpoint_files import (
     FORMAT,
     CheckpointError,
     MissingCheckpointError,
+    Registry,
     Sidecar,
     StaleCheckpointError,
     check_budget,
@@ -188,3 +189,114 @@ def test_check_budget_allows_one_large_checkpoint_and_a_chapter_total():
         check_budget({"a": 2_100_000})
     with pytest.raises(RuntimeError, match="over 6000000"):
         check_budget({f"m{i}": 990_000 for i in range(7)})
+
+
+# --------------------------------------------------------------------------------------------
+# the registry: one load-or-train rule for every chapter
+
+
+def _registry(package_dir, trained, **changes):
+    """A registry of two tiny models whose recorded metric is the sum of the outputs on fixed inputs."""
+    x = torch.linspace(-1, 1, 8).reshape(2, 4)
+
+    def build(name, scale, meta, state, *, scale_by=1.0):
+        model = _model()
+        check_layout(name, state, model.state_dict())
+        model.load_state_dict({k: v.float() * scale_by for k, v in state.items()})
+        return model.eval()
+
+    def measure(name, scale, model):
+        with torch.no_grad():
+            return {"out": float(model(x).sum())}
+
+    def train(name, scale, verbose):
+        trained.append((name, scale))
+        state = half_state(_model())
+        metrics = measure(name, scale, build(name, scale, None, state))
+        meta = Meta(name, config_hash([name, scale]), "s" * 16, metrics, weights_hash(state))
+        return state, meta
+
+    fields = {
+        "chapter": "toy",
+        "package_dir": package_dir,
+        "names": ("a", "b"),
+        "meta_class": Meta,
+        "expected_hash": lambda name, scale: config_hash([name, scale]),
+        "build": build,
+        "measure": measure,
+        "train": train,
+        "source_files": lambda name: FILES,
+    }
+    return Registry(**{**fields, **changes})
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEURIPS26_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("NEURIPS26_NO_CACHE", raising=False)
+    trained = []
+    return _registry(tmp_path / "package", trained), trained
+
+
+def test_registry_loads_a_fresh_checkpoint_of_any_scale_and_trains_nothing(toy, tmp_path, capsys):
+    registry, trained = toy
+    assert registry.checkpoint_dir("default") == tmp_path / "package"
+    assert registry.checkpoint_dir("smoke") == tmp_path / "cache" / "toy-checkpoints" / "smoke"
+    for scale in ("default", "smoke"):
+        state, meta = registry.train("a", scale, False)
+        save_checkpoint(registry.checkpoint_dir(scale), state, meta)
+    trained.clear()
+    for scale in ("default", "smoke"):
+        model, meta = registry.pretrained("a", scale)
+        assert meta.config_hash == config_hash(["a", scale]) and not model.training
+    assert trained == [] and capsys.readouterr().out == ""
+
+
+def test_registry_trains_what_is_missing_saying_so_only_at_the_shipped_scale(toy, capsys):
+    registry, trained = toy
+    registry.pretrained("b", "smoke")  # the normal case below the shipped scale: silent
+    assert capsys.readouterr().out == ""
+    model, meta = registry.pretrained("b", "default")  # a shipped checkpoint is missing: say so
+    out = capsys.readouterr().out
+    assert out.startswith("[toy] checkpoint 'b'") and "does not exist: training 'b' instead" in out
+    assert trained == [("b", "smoke"), ("b", "default")] and not model.training
+    assert registry.measure("b", "default", model) == pytest.approx(meta.metrics)
+
+
+def test_registry_retrains_a_stale_checkpoint_saying_why(toy, capsys):
+    registry, trained = toy
+    state, meta = registry.train("a", "smoke", False)
+    save_checkpoint(registry.checkpoint_dir("smoke"), state, dataclasses.replace(meta, config_hash="0" * 16))
+    with pytest.raises(StaleCheckpointError, match="another configuration"):
+        registry.load("a", "smoke")
+    registry.pretrained("a", "smoke")
+    assert "another configuration" in capsys.readouterr().out and len(trained) == 2
+
+
+def test_registry_load_checks_the_recorded_metrics_and_passes_context_to_build(toy):
+    registry, _ = toy
+    state, meta = registry.train("a", "default", False)
+    save_checkpoint(registry.checkpoint_dir("default"), state, meta)
+    registry.load("a", scale_by=1.0)
+    with pytest.raises(StaleCheckpointError, match="no longer reproduces its recorded out"):
+        registry.load("a", scale_by=0.9)
+    with pytest.raises(MissingCheckpointError):
+        registry.load("b")
+
+
+def test_registry_rejects_bad_declarations_and_names(tmp_path):
+    with pytest.raises(ValueError, match="names"):
+        _registry(tmp_path, [], names=("a", "a"))
+    with pytest.raises(ValueError, match="name"):
+        _registry(tmp_path, [], names=("a/b",))
+    with pytest.raises(ValueError, match="chapter"):
+        _registry(tmp_path, [], chapter="my chapter")
+    with pytest.raises(TypeError, match="meta_class"):
+        _registry(tmp_path, [], meta_class=dict)
+    with pytest.raises(TypeError, match="train"):
+        _registry(tmp_path, [], train=None)
+    registry = _registry(tmp_path, [])
+    with pytest.raises(ValueError, match="name"):
+        registry.pretrained("c")
+    with pytest.raises(ValueError, match="scale"):
+        registry.load("a", "huge")

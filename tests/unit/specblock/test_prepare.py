@@ -152,6 +152,26 @@ def test_stale_config_or_target_is_detected_and_pretrained_retrains(smoke_run, c
     assert "loaded" in capsys.readouterr().out
 
 
+def test_pretrained_at_smoke_loads_what_prepare_wrote_to_the_smoke_directory(smoke_run, capsys):
+    """The registry's one rule: a fresh checkpoint in the directory of its scale is used at every scale."""
+    out, cache = smoke_run
+    home = prep.checkpoint_dir("smoke")
+    assert home == cache / "specblock-checkpoints" / "smoke"
+    home.mkdir(parents=True, exist_ok=True)
+    copied = [home / f"eagle3{suffix}" for suffix in (".pt", ".json")]
+    for path in copied:
+        path.write_bytes((out / path.name).read_bytes())
+    try:
+        capsys.readouterr()
+        drafter, meta = pretrained("eagle3", "smoke")
+        assert capsys.readouterr().out == ""  # loaded from its checkpoint: neither trained nor cached
+        assert meta.weights_hash == load_checkpoint("eagle3", "smoke", directory=out)[1].weights_hash
+        assert not drafter.training
+    finally:
+        for path in copied:
+            path.unlink()
+
+
 COMMITTED = sorted(p.stem for p in PACKAGE_DIR.glob("*.json")) if PACKAGE_DIR.is_dir() else []
 DEFAULT = PrepareConfig.for_scale("default")
 
