@@ -12,6 +12,8 @@ List ``neurips26_book`` under ``sphinx: extra_extensions`` in ``_config.yml``. I
   :func:`_clean_page_scripts`), so that the rendered-page check can treat any console error as a defect;
 * registers the claims scoreboard (:mod:`neurips26_book.scoreboard`) and the ``{paper}`` role that marks a
   number typed from the paper (:mod:`neurips26_book.paper_role`);
+* makes the kernel channels the executing notebooks use wait in short slices
+  (:mod:`neurips26_book.kernel_polling`), so a missed wake-up cannot stall the build;
 * keys each notebook's execution on the library code it can reach
   (:mod:`neurips26_book.library_fingerprint`), so a library change re-executes only the notebooks it
   can affect.
@@ -125,6 +127,7 @@ def setup(app: Any) -> dict[str, Any]:
     # After every other handler (myst-nb adds its per-page scripts at the default priority).
     app.connect("html-page-context", _clean_page_scripts, priority=900)
 
+    from neurips26_book.kernel_polling import install as install_sliced_polling
     from neurips26_book.library_fingerprint import setup as setup_library_fingerprint
     from neurips26_book.paper_role import setup as setup_paper_role
     from neurips26_book.scoreboard import setup as setup_scoreboard
@@ -132,4 +135,5 @@ def setup(app: Any) -> dict[str, Any]:
     setup_scoreboard(app)
     setup_paper_role(app)
     setup_library_fingerprint(app)
+    install_sliced_polling()
     return {"parallel_read_safe": True, "parallel_write_safe": True}
