@@ -22,16 +22,17 @@ DESKTOP = (1280, 900)
 PHONE = (400, 800)
 """Window sizes (CSS px): a laptop at 1280 px, a phone held upright at 400 px."""
 
-# Opens every <details>, then lists what is cut off inside ``selector`` (the page's article when empty).
+# Opens every <details>, then lists what is cut off inside ``selector`` (the page's article when empty),
+# and, with ``wholePage``, whether the page as a whole scrolls sideways.
 FIT_JS = r"""
-((selector) => {
+((selector, wholePage) => {
   for (const d of document.querySelectorAll("details")) d.open = true;
   const describe = (el) => el.tagName.toLowerCase() + (el.id ? "#" + el.id : "")
     + (el.classList.length ? "." + Array.from(el.classList).slice(0, 2).join(".") : "")
     + ' "' + (el.textContent || "").trim().slice(0, 40) + '"';
   const problems = [];
   const doc = document.documentElement;
-  if (doc.scrollWidth > doc.clientWidth + 1) {
+  if (wholePage && doc.scrollWidth > doc.clientWidth + 1) {
     problems.push("the page scrolls sideways: " + doc.scrollWidth + " px of content in a "
       + doc.clientWidth + " px window");
   }
@@ -103,10 +104,12 @@ def check_fit(
     sizes: Sequence[tuple[int, int]] = (DESKTOP, PHONE),
     *,
     selector: str = "",
+    whole_page: bool = True,
     chromium: str | None = None,
     timeout_s: float = 30.0,
 ) -> dict[tuple[str, int], list[str]]:
-    """What is cut off on each page at each window width (empty lists: everything fits)."""
+    """What is cut off on each page at each window width (empty lists: everything fits); with
+    ``whole_page`` False only inside ``selector`` (the rest of the page is not this check's concern)."""
 
     def work(browser: Browser, base_url: str) -> dict[tuple[str, int], list[str]]:
         found: dict[tuple[str, int], list[str]] = {}
@@ -116,7 +119,10 @@ def check_fit(
                 try:
                     reply = browser.send(
                         "Runtime.evaluate",
-                        {"expression": f"({FIT_JS})({selector!r})", "returnByValue": True},
+                        {
+                            "expression": f"({FIT_JS})({selector!r}, {str(whole_page).lower()})",
+                            "returnByValue": True,
+                        },
                         session=handle.split("|")[1],
                     )
                 finally:
