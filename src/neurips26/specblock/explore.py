@@ -1,9 +1,7 @@
 """Library side of the chapter's playground (``chapters/10-specblock/04-explore.md``).
 
-- :class:`SlotLimitedProposer`: SpecBlock drafting that builds its tree from the first ``slots`` of the
-  ``K`` slots of every block only. ``K`` is fixed by the trained drafter (``K = 4``); this is how the
-  notebook's "K" slider is read: a drafter trained with ``K = 4`` whose trees use ``K' ≤ 4`` slots. The
-  forward still computes all ``K`` slots, so the drafting cost does not shrink.
+- the notebook's "K" slider uses :class:`~.slot_limited.SlotLimitedProposer` (a method variant, in its
+  own module).
 - :data:`BUDGET_PRESETS`: per-class branching budgets of the sliders (released, tuned, greedy-only);
   :data:`CHAIN`: the strict-linear ablation's cells.
 - :func:`explore_grid`: τ, drafter forwards, tree nodes and drafter time per iteration of SpecBlock over a
@@ -32,11 +30,11 @@ from neurips26.scales import pick
 from neurips26.specblock.cost_model import cost_model_speedup, drafter_cost, target_parameters
 from neurips26.specblock.data import interleaved_prompts, tokenizer
 from neurips26.specblock.decode import GenerationResult, speculative_generate, vanilla_generate
-from neurips26.specblock.drafter import BlockOutput, SpecBlockDrafter
 from neurips26.specblock.dynamic_tree import DEFAULT_BUDGETS, SpecBlockProposer
 from neurips26.specblock.experiments import DECODE_THREADS, check_held_out, target_latency_ms
 from neurips26.specblock.metrics import EPSILON, modelled_speedup, summarize
 from neurips26.specblock.prepare import PrepareConfig, pretrained, target_for
+from neurips26.specblock.slot_limited import SlotLimitedProposer
 from neurips26.specblock.target import EOS_ID
 from neurips26.train.device import torch_threads
 from neurips26.validation import check_choice, check_float, check_int
@@ -50,26 +48,6 @@ BUDGET_PRESETS: dict[str, tuple[int, int, int, int]] = {
 #: The grid's name for the strict-linear ablation (``SpecBlockProposer(linear=True)``): one chain of greedy
 #: spines, no branching, no rank head. Its cells have ``beam_width = 1`` (one leaf per block).
 CHAIN: str = "strict-linear"
-
-
-class SlotLimitedProposer(SpecBlockProposer):
-    """:class:`~.dynamic_tree.SpecBlockProposer` whose trees use only the first ``slots`` slots of a block.
-
-    Each block forward still computes all ``K`` slots (the drafter was trained with ``K``); the rank walk,
-    the spine and the pending leaves see slots ``0 … slots-1`` only, so new blocks start from those
-    slots. ``slots = K`` is SpecBlock unchanged. Other arguments: as :class:`SpecBlockProposer`.
-    """
-
-    def __init__(self, drafter: SpecBlockDrafter, *, slots: int, **kwargs):
-        super().__init__(drafter, **kwargs)
-        self.slots = check_int("slots", slots, minimum=1, maximum=drafter.config.block_size)
-
-    def _grow(self, tree, out: BlockOutput, b: int, r: int, parent: int, level: int):  # noqa: ANN001, ANN202
-        k = self.slots
-        if k < out.logits.shape[2]:
-            rank = None if out.rank_logits is None else out.rank_logits[:, :, :k]
-            out = dataclasses.replace(out, logits=out.logits[:, :, :k], rank_logits=rank)
-        return super()._grow(tree, out, b, r, parent, level)
 
 
 def _check_tuple(name: str, values: object, minimum: int, maximum: int | None = None) -> tuple[int, ...]:
@@ -365,7 +343,6 @@ __all__ = [
     "GridCell",
     "GridConfig",
     "GridResult",
-    "SlotLimitedProposer",
     "explore_grid",
     "iteration_chunks",
     "trees_without_pruning",

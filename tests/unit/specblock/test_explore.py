@@ -14,10 +14,10 @@ from neurips26.specblock.explore import (
     BUDGET_PRESETS,
     CHAIN,
     GridConfig,
-    SlotLimitedProposer,
     iteration_chunks,
     trees_without_pruning,
 )
+from neurips26.specblock.slot_limited import SlotLimitedProposer
 from tests.unit.specblock.tiny import context_for, tiny_drafter, tiny_target
 
 

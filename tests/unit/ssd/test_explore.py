@@ -9,15 +9,17 @@ from neurips26.ssd.covariance import beta_spectrum, masked_covariance
 from neurips26.ssd.explore import (
     FieldRunConfig,
     checkpoint_samples,
+    train_field_run,
+)
+from neurips26.ssd.fields import GaussianField
+from neurips26.ssd.general_masks import (
     correlation_factor,
     distance_profile,
     loss_ratios,
     masked_covariance_any,
     mode_factors,
     pair_keep_probability,
-    train_field_run,
 )
-from neurips26.ssd.fields import GaussianField
 from neurips26.ssd.masks import sample_mask
 
 
