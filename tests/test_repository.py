@@ -263,7 +263,7 @@ def test_the_template_checks_fail_on_a_broken_copy_of_a_chapter(tmp_path: Path):
     method = chapter / "02-method.md"
     method.write_text(
         method.read_text(encoding="utf-8").replace(
-            "```{code-cell} ipython3\n", "```{code-cell} ipython3\nfrom neurips26.ssd import masks\n", 1
+            "\nimport sys\n", "\nimport sys\nfrom neurips26.ssd import masks\n", 1
         )
         + "\n$$\nx = 1\n$$ (eq-unprefixed)\n",
         encoding="utf-8",

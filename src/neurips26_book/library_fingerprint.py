@@ -44,6 +44,11 @@ def _code_of_cell(body: str) -> str:
     return "\n".join(_MAGIC.sub(r"\1pass  # ", line, count=1) for line in lines)
 
 
+def code_cells(text: str) -> list[str]:
+    """The Python of every ``{code-cell}`` of a MyST notebook's text (options removed, magics as ``pass``)."""
+    return [_code_of_cell(match.group(2)) for match in _CODE_CELL.finditer(text)]
+
+
 def _imported(tree: ast.AST, module: str | None, is_package: bool) -> set[str]:
     """Fully qualified names a module's (or a notebook's, ``module=None``) import statements name."""
     found: set[str] = set()
@@ -84,9 +89,9 @@ def _module_imports(path: Path, name: str, mtime_ns: int, size: int) -> list[str
 def notebook_imports(text: str) -> set[str]:
     """The ``neurips26`` modules (and names that may be modules) a MyST notebook's code cells import."""
     names: set[str] = set()
-    for match in _CODE_CELL.finditer(text):
+    for code in code_cells(text):
         try:
-            tree = ast.parse(_code_of_cell(match.group(2)))
+            tree = ast.parse(code)
         except SyntaxError:
             continue
         names |= _imported(tree, None, False)

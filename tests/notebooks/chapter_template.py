@@ -17,6 +17,8 @@ import ast
 import re
 from pathlib import Path
 
+from neurips26_book.library_fingerprint import code_cells
+
 ROLES = ("idea", "method", "claims", "explore")
 MAX_INDEX_LINES = 300
 RUBRICS_REQUIRED = ("The problem", "What you will learn", "Prerequisites", "The notebooks", "Scale")
@@ -26,7 +28,6 @@ _NOTEBOOK = re.compile(r"^(\d\d)-([a-z0-9-]+)\.md$")
 _RUBRIC = re.compile(r"^```\{rubric\}\s+(.+?)\s*$", re.M)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+)$", re.M)
 _LABELS = re.compile(r"^\(([^)\s]+)\)=\s*$|^\$\$\s*\(([^)\s]+)\)\s*$|^:label:\s*(\S+)|^:name:\s*(\S+)", re.M)
-_CODE_CELL = re.compile(r"^(`{3,})\{code-cell\}[^\n]*\n(.*?)^\1\s*$", re.M | re.S)
 
 
 def chapter_packages(src: Path) -> dict[str, Path]:
@@ -49,14 +50,6 @@ def _imported_packages(tree: ast.AST) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module)
     return {n.split(".")[1] for n in names if n.startswith("neurips26.") and n.count(".") >= 1}
-
-
-def _notebook_code(text: str) -> str:
-    cells = []
-    for match in _CODE_CELL.finditer(text):
-        lines = [ln for ln in match.group(2).splitlines() if not ln.startswith(":")]
-        cells.append("\n".join(re.sub(r"^(\s*)[%!].*$", r"\1pass", ln) for ln in lines))
-    return "\n".join(cells)
 
 
 def notebook_names(chapter: Path) -> list[str]:
@@ -121,7 +114,7 @@ def imports(chapter: Path, src: Path) -> list[str]:
                 problems.append(f"{path.relative_to(src)} imports other chapters: {sorted(bad)}")
     for notebook in sorted(chapter.glob("*.md")):
         try:
-            tree = ast.parse(_notebook_code(notebook.read_text(encoding="utf-8")))
+            tree = ast.parse("\n".join(code_cells(notebook.read_text(encoding="utf-8"))))
         except SyntaxError as err:
             problems.append(f"{chapter.name}/{notebook.name}: code cells do not parse ({err})")
             continue
