@@ -9,6 +9,7 @@ method has the same colour in every figure of a chapter.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 OKABE_ITO: tuple[str, ...] = (
     "#0072B2",  # blue
@@ -80,3 +81,56 @@ def _register_plotly_template() -> None:
     template.layout.margin = {"l": 60, "r": 20, "t": 50, "b": 50}
     pio.templates[PLOTLY_TEMPLATE] = template
     pio.templates.default = PLOTLY_TEMPLATE
+
+
+def add_step_slider(
+    fig: Any,
+    labels: Sequence[str],
+    *,
+    traces_per_step: int | Sequence[int],
+    prefix: str = "",
+    titles: Sequence[str] | None = None,
+    active: int = 0,
+    pad_top: int = 40,
+) -> Any:
+    """Add a slider to a plotly figure that shows one group of traces per step (and hides the others).
+
+    The figures of a chapter's explore notebook precompute every slider value and store all of them in
+    the page, so the slider works in the static book without a kernel. ``fig.data`` holds the groups in
+    step order first — ``traces_per_step`` traces per step, or one count per step — and then any traces
+    shown at every step (reference lines, data). ``titles``, one per step, replace the figure's title as
+    the slider moves. The figure starts at step ``active``. Returns ``fig``.
+    """
+    labels = [str(label) for label in labels]
+    if not labels:
+        raise ValueError("labels must name at least one slider step")
+    counts = [traces_per_step] * len(labels) if isinstance(traces_per_step, int) else list(traces_per_step)
+    if len(counts) != len(labels) or any(not isinstance(c, int) or c < 0 for c in counts):
+        raise ValueError(
+            f"traces_per_step must be a non-negative int or one per label ({len(labels)}); "
+            f"got {traces_per_step!r}"
+        )
+    stepped = sum(counts)
+    if stepped > len(fig.data):
+        raise ValueError(f"traces_per_step asks for {stepped} traces; the figure has {len(fig.data)}")
+    if titles is not None and len(titles) != len(labels):
+        raise ValueError(f"titles must have one entry per label ({len(labels)}); got {len(titles)}")
+    if not isinstance(active, int) or not 0 <= active < len(labels):
+        raise ValueError(f"active must be a step index in [0, {len(labels)}); got {active!r}")
+    owner = [j for j, c in enumerate(counts) for _ in range(c)]
+    static = [True] * (len(fig.data) - stepped)
+    steps = []
+    for j, label in enumerate(labels):
+        visible = [o == j for o in owner] + static
+        layout = {} if titles is None else {"title.text": titles[j]}
+        steps.append({"method": "update", "label": label, "args": [{"visible": visible}, layout]})
+    for trace, shown in zip(fig.data, steps[active]["args"][0]["visible"], strict=True):
+        trace.visible = shown
+    if titles is not None:
+        fig.update_layout(title_text=titles[active])
+    fig.update_layout(
+        sliders=[
+            {"active": active, "currentvalue": {"prefix": prefix}, "pad": {"t": pad_top}, "steps": steps}
+        ]
+    )
+    return fig

@@ -8,7 +8,8 @@ so a reader who passes a wrong shape learns which argument to fix.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -85,6 +86,72 @@ def check_array(
     if finite and value.size and not np.all(np.isfinite(value)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return value
+
+
+T = TypeVar("T")
+
+#: What :func:`check_tuple` asks of the order of the items: strictly increasing (a grid), no repeats, or any.
+TupleOrder = Literal["increasing", "distinct", "any"]
+
+
+def check_tuple(
+    name: str,
+    values: object,
+    item: Callable[[str, object], T],
+    *,
+    min_len: int = 1,
+    order: TupleOrder = "increasing",
+) -> tuple[T, ...]:
+    """A tuple of at least ``min_len`` items, each passing ``item(f"{name}[i]", value)``, in ``order``.
+
+    Experiment configs take their grids as tuples (hashable, so they key the cache); this is the one check
+    of such a grid. ``TypeError`` when ``values`` is not a tuple, ``ValueError`` when it is too short or
+    out of order; item errors name the index (``ns[2] must be >= 4``). Returns the checked items.
+    """
+    if order not in ("increasing", "distinct", "any"):
+        raise ValueError(f"order must be one of ('increasing', 'distinct', 'any'); got {order!r}")
+    if not isinstance(values, tuple):
+        raise TypeError(f"{name} must be a tuple; got {type(values).__name__} {values!r}")
+    if len(values) < min_len:
+        raise ValueError(f"{name} must have at least {min_len} item(s); got {values!r}")
+    checked = tuple(item(f"{name}[{i}]", v) for i, v in enumerate(values))
+    if order == "increasing" and any(b <= a for a, b in zip(checked, checked[1:], strict=False)):  # type: ignore[operator]
+        raise ValueError(f"{name} must be strictly increasing; got {values!r}")
+    if order == "distinct" and len(set(checked)) != len(checked):
+        raise ValueError(f"{name} must not repeat a value; got {values!r}")
+    return checked
+
+
+def check_int_tuple(
+    name: str,
+    values: object,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    order: TupleOrder = "increasing",
+) -> tuple[int, ...]:
+    """A non-empty tuple of ints in ``[minimum, maximum]`` (:func:`check_tuple`, :func:`check_int`)."""
+    return check_tuple(
+        name, values, lambda n, v: check_int(n, v, minimum=minimum, maximum=maximum), order=order
+    )
+
+
+def check_float_tuple(
+    name: str,
+    values: object,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_min: bool = False,
+    order: TupleOrder = "increasing",
+) -> tuple[float, ...]:
+    """A non-empty tuple of finite reals in range (:func:`check_tuple`, :func:`check_float`)."""
+    return check_tuple(
+        name,
+        values,
+        lambda n, v: check_float(n, v, minimum=minimum, maximum=maximum, strict_min=strict_min),
+        order=order,
+    )
 
 
 def check_seed(name: str, value: object) -> int:

@@ -53,7 +53,14 @@ from neurips26.sparse_cc.pivot import ROUNDING_RULES, lp_pivot
 from neurips26.sparse_cc.vc import vc_dimension
 from neurips26.sparse_cc.witness import impute
 from neurips26.stats import loglog_fit
-from neurips26.validation import check_choice, check_float, check_int, check_seed
+from neurips26.validation import (
+    check_choice,
+    check_float,
+    check_float_tuple,
+    check_int,
+    check_int_tuple,
+    check_seed,
+)
 
 FAMILIES: tuple[str, ...] = ("noisy_cluster", "random_metric", "flipped_sbm")
 FAMILY_LABELS: dict[str, str] = {
@@ -73,19 +80,6 @@ METHOD_LABELS: dict[str, str] = {
     "coreset_lp": "coreset LP (weighted, S = m)",
 }
 ADVERSARIAL_METHODS: tuple[str, ...] = ("sparse_lp_pivot", "naive_half", "kwikcluster")
-
-
-def _check_tuple(name: str, values: object, *, kind: type, minimum: float) -> tuple:
-    if not isinstance(values, tuple) or not values:
-        raise ValueError(f"{name} must be a non-empty tuple; got {values!r}")
-    for v in values:
-        if kind is int:
-            check_int(name, v, minimum=int(minimum))
-        else:
-            check_float(name, v, minimum=minimum, strict_min=True)
-    if list(values) != sorted(set(values)):
-        raise ValueError(f"{name} must be strictly increasing; got {values}")
-    return values
 
 
 def instance_seed(seed: int, family_index: int, instance_index: int) -> int:
@@ -127,7 +121,7 @@ class VCConfig:
     ns: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        _check_tuple("ns", self.ns, kind=int, minimum=2)
+        check_int_tuple("ns", self.ns, minimum=2)
         if max(self.ns) > 6:
             raise ValueError(f"ns must be <= 6 (Bell numbers grow fast); got {self.ns}")
 
@@ -175,7 +169,7 @@ class CoresetConfig:
     def __post_init__(self) -> None:
         check_int("n", self.n, minimum=4)
         check_choice("family", self.family, FAMILIES)
-        _check_tuple("sizes", self.sizes, kind=int, minimum=1)
+        check_int_tuple("sizes", self.sizes, minimum=1)
         check_int("pool_random", self.pool_random, minimum=1)
         check_int("repeats", self.repeats, minimum=1)
 
@@ -235,7 +229,7 @@ class CuttingPlaneConfig:
     repeats: int
 
     def __post_init__(self) -> None:
-        _check_tuple("ns", self.ns, kind=int, minimum=3)
+        check_int_tuple("ns", self.ns, minimum=3)
         check_int("repeats", self.repeats, minimum=1)
 
     @classmethod
@@ -315,8 +309,8 @@ class WitnessConfig:
     trials: int
 
     def __post_init__(self) -> None:
-        _check_tuple("ns", self.ns, kind=int, minimum=4)
-        _check_tuple("cs", self.cs, kind=float, minimum=0.0)
+        check_int_tuple("ns", self.ns, minimum=4)
+        check_float_tuple("cs", self.cs, minimum=0.0, strict_min=True)
         check_int("trials", self.trials, minimum=1)
 
     @classmethod
@@ -394,7 +388,7 @@ class RatioConfig:
         for f in self.families:
             check_choice("families", f, FAMILIES)
         check_int("instances", self.instances, minimum=1)
-        _check_tuple("cs", self.cs, kind=float, minimum=0.0)
+        check_float_tuple("cs", self.cs, minimum=0.0, strict_min=True)
         check_int("runs", self.runs, minimum=1)
         check_float("holdout", self.holdout, minimum=0.0, maximum=0.5, strict_min=True)
 
@@ -525,7 +519,7 @@ class AdversarialConfig:
     runs: int
 
     def __post_init__(self) -> None:
-        _check_tuple("ns", self.ns, kind=int, minimum=4)
+        check_int_tuple("ns", self.ns, minimum=4)
         check_int("trials", self.trials, minimum=1)
         check_int("runs", self.runs, minimum=1)
 

@@ -37,7 +37,7 @@ from neurips26.specblock.prepare import PrepareConfig, pretrained, target_for
 from neurips26.specblock.slot_limited import SlotLimitedProposer
 from neurips26.specblock.target import EOS_ID
 from neurips26.train.device import torch_threads
-from neurips26.validation import check_choice, check_float, check_int
+from neurips26.validation import check_choice, check_float, check_int, check_int_tuple
 
 #: Per-class branching budgets (rank classes 0–3) offered by the sliders.
 BUDGET_PRESETS: dict[str, tuple[int, int, int, int]] = {
@@ -48,16 +48,6 @@ BUDGET_PRESETS: dict[str, tuple[int, int, int, int]] = {
 #: The grid's name for the strict-linear ablation (``SpecBlockProposer(linear=True)``): one chain of greedy
 #: spines, no branching, no rank head. Its cells have ``beam_width = 1`` (one leaf per block).
 CHAIN: str = "strict-linear"
-
-
-def _check_tuple(name: str, values: object, minimum: int, maximum: int | None = None) -> tuple[int, ...]:
-    if not isinstance(values, tuple) or not values:
-        raise TypeError(f"{name} must be a non-empty tuple of ints; got {values!r}")
-    for v in values:
-        check_int(name, v, minimum=minimum, maximum=maximum)
-    if len(set(values)) != len(values):
-        raise ValueError(f"{name} must not repeat a value; got {values!r}")
-    return values
 
 
 @dataclass(frozen=True)
@@ -93,10 +83,10 @@ class GridConfig:
         check_choice("scale", self.scale, ("smoke", "default", "paper"))
         check_choice("drafter", self.drafter, ("specblock", "specblock-noshift", "specblock-1block"))
         check_held_out(self.prompts, self.new_tokens, self.domains, self.seed)
-        _check_tuple("max_blocks", self.max_blocks, 1, 8)
-        _check_tuple("beam_widths", self.beam_widths, 1)
-        _check_tuple("total_tokens", self.total_tokens, 1)
-        _check_tuple("slots", self.slots, 1)
+        check_int_tuple("max_blocks", self.max_blocks, minimum=1, maximum=8, order="distinct")
+        check_int_tuple("beam_widths", self.beam_widths, minimum=1, order="distinct")
+        check_int_tuple("total_tokens", self.total_tokens, minimum=1, order="distinct")
+        check_int_tuple("slots", self.slots, minimum=1, order="distinct")
         if not isinstance(self.presets, tuple) or not self.presets:
             raise TypeError(f"presets must be a non-empty tuple of preset names; got {self.presets!r}")
         for p in self.presets:

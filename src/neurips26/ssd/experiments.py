@@ -66,36 +66,20 @@ from neurips26.ssd.prepare import (
 from neurips26.ssd.sampler import heun_sample
 from neurips26.ssd.train import TrainConfig, train_denoiser
 from neurips26.train.device import torch_threads
-from neurips26.validation import check_choice, check_float, check_int, check_seed
+from neurips26.validation import (
+    check_choice,
+    check_float,
+    check_int,
+    check_int_tuple,
+    check_seed,
+    check_tuple,
+)
 
 DATASETS_D1: tuple[str, ...] = ("field", "digits")
 
 
 # --------------------------------------------------------------------------------------------
 # shared helpers
-
-
-def _check_etas(name: str, values: object, *, minimum_count: int = 1) -> tuple[float, ...]:
-    if not isinstance(values, tuple) or len(values) < minimum_count:
-        raise TypeError(f"{name} must be a tuple of at least {minimum_count} mask ratios; got {values!r}")
-    for i, v in enumerate(values):
-        try:
-            check_eta(v)
-        except (TypeError, ValueError) as error:
-            raise type(error)(f"{name}[{i}]: {error}") from None
-    if any(b <= a for a, b in zip(values, values[1:], strict=False)):
-        raise ValueError(f"{name} must be strictly increasing; got {values}")
-    return values
-
-
-def _check_ints(name: str, values: object, minimum: int) -> tuple[int, ...]:
-    if not isinstance(values, tuple) or not values:
-        raise TypeError(f"{name} must be a non-empty tuple of ints; got {values!r}")
-    for i, v in enumerate(values):
-        check_int(f"{name}[{i}]", v, minimum=minimum)
-    if any(b <= a for a, b in zip(values, values[1:], strict=False)):
-        raise ValueError(f"{name} must be strictly increasing; got {values}")
-    return values
 
 
 def _check_models(name: str, values: object, data: str, *, allow_empty: bool = False) -> tuple[str, ...]:
@@ -230,7 +214,7 @@ class CovarianceCheckConfig:
     max_fraction: float = 0.01
 
     def __post_init__(self) -> None:
-        _check_etas("etas", self.etas)
+        check_tuple("etas", self.etas, lambda name, eta: check_eta(eta, name))
         check_int("field_size", self.field_size, minimum=2, maximum=16)
         check_int("n_field", self.n_field, minimum=2)
         check_int("field_masks", self.field_masks, minimum=1)
@@ -317,7 +301,7 @@ class BetaSpectrumConfig:
     top_modes: int = 10
 
     def __post_init__(self) -> None:
-        _check_etas("etas", self.etas)
+        check_tuple("etas", self.etas, lambda name, eta: check_eta(eta, name))
         check_float("rtol", self.rtol, minimum=0.0)
         check_int("top_modes", self.top_modes, minimum=1, maximum=64)
 
@@ -763,8 +747,8 @@ class PopulationScoreConfig:
     sigmas: tuple[float, ...] = SCORE_SIGMAS
 
     def __post_init__(self) -> None:
-        _check_ints("ns", self.ns, 2)
-        _check_etas("etas", self.etas)
+        check_int_tuple("ns", self.ns, minimum=2)
+        check_tuple("etas", self.etas, lambda name, eta: check_eta(eta, name))
         check_int("replicates", self.replicates, minimum=1)
         check_int("field_size", self.field_size, minimum=2)
         DenoiserConfig(

@@ -22,11 +22,11 @@ from neurips26.validation import check_choice, check_float, check_int, check_see
 MASK_TYPES = ("fixed", "bernoulli", "patch")
 
 
-def check_eta(eta: object) -> float:
+def check_eta(eta: object, name: str = "eta") -> float:
     """The mask ratio ``η ∈ [0, 1)`` (η = 1 would remove every pixel from the loss)."""
-    eta = check_float("eta", eta, minimum=0.0)
+    eta = check_float(name, eta, minimum=0.0)
     if eta >= 1.0:
-        raise ValueError(f"eta must be in [0, 1) (the fraction of pixels removed from the loss); got {eta}")
+        raise ValueError(f"{name} must be in [0, 1) (the fraction of pixels left out of the loss); got {eta}")
     return eta
 
 

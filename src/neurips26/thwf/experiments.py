@@ -39,7 +39,15 @@ from neurips26.thwf.metrics import SUCCESS_TOLERANCE
 from neurips26.thwf.model import Problem, ProblemBatch, make_problem_batch
 from neurips26.thwf.thwf import thwf, thwf_batch
 from neurips26.timing import Timing, time_interleaved
-from neurips26.validation import check_array, check_choice, check_float, check_int, check_seed
+from neurips26.validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_float_tuple,
+    check_int,
+    check_int_tuple,
+    check_seed,
+)
 
 METHODS: tuple[str, ...] = ("thwf", "rgd", "spf", "sparse_init_no_threshold", "dense_init_threshold")
 METHOD_LABELS: dict[str, str] = {
@@ -79,24 +87,6 @@ def _blas_single_thread(function: F) -> F:
             return function(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
-
-
-def _check_grid(name: str, values: tuple[int, ...], minimum: int) -> None:
-    if not isinstance(values, tuple) or not values:
-        raise TypeError(f"{name} must be a non-empty tuple of ints; got {values!r}")
-    for i, v in enumerate(values):
-        check_int(f"{name}[{i}]", v, minimum=minimum)
-    if any(b <= a for a, b in zip(values, values[1:], strict=False)):
-        raise ValueError(f"{name} must be strictly increasing; got {values}")
-
-
-def _check_levels(name: str, values: tuple[float, ...]) -> None:
-    if not isinstance(values, tuple) or not values:
-        raise TypeError(f"{name} must be a non-empty tuple of numbers; got {values!r}")
-    for i, v in enumerate(values):
-        check_float(f"{name}[{i}]", v, minimum=0.0, strict_min=True)
-    if any(b <= a for a, b in zip(values, values[1:], strict=False)):
-        raise ValueError(f"{name} must be strictly increasing; got {values}")
 
 
 def _final_errors(result) -> np.ndarray:
@@ -192,8 +182,8 @@ class PhaseTransitionConfig:
     def __post_init__(self) -> None:
         check_int("k", self.k, minimum=1)
         check_int("n", self.n, minimum=1)
-        _check_grid("m_grid", self.m_grid, self.k)
-        _check_grid("s_grid", self.s_grid, 1)
+        check_int_tuple("m_grid", self.m_grid, minimum=self.k)
+        check_int_tuple("s_grid", self.s_grid, minimum=1)
         if self.s_grid[-1] > min(self.k, self.n):
             raise ValueError(f"s_grid must not exceed min(k, n)={min(self.k, self.n)}; got {self.s_grid}")
         check_int("trials", self.trials, minimum=1)
@@ -328,8 +318,8 @@ class SupportRecoveryConfig:
     def __post_init__(self) -> None:
         check_int("k", self.k, minimum=1)
         check_int("n", self.n, minimum=1)
-        _check_grid("m_grid", self.m_grid, self.k)
-        _check_grid("s_grid", self.s_grid, 1)
+        check_int_tuple("m_grid", self.m_grid, minimum=self.k)
+        check_int_tuple("s_grid", self.s_grid, minimum=1)
         if self.s_grid[-1] > min(self.k, self.n):
             raise ValueError(f"s_grid must not exceed min(k, n)={min(self.k, self.n)}; got {self.s_grid}")
         check_int("trials", self.trials, minimum=1)
@@ -420,7 +410,7 @@ class ConvergenceConfig:
         check_int("k", self.k, minimum=1)
         check_int("n", self.n, minimum=1)
         check_int("s", self.s, minimum=1, maximum=min(self.k, self.n))
-        _check_grid("m_values", self.m_values, self.k)
+        check_int_tuple("m_values", self.m_values, minimum=self.k)
         check_int("trials", self.trials, minimum=1)
         check_int("max_iter", self.max_iter, minimum=1)
         check_float("eta", self.eta, minimum=0.0, strict_min=True)
@@ -519,7 +509,7 @@ class NoiseSweepConfig:
         check_int("n", self.n, minimum=1)
         check_int("m", self.m, minimum=self.k)
         check_int("s", self.s, minimum=1, maximum=min(self.k, self.n))
-        _check_levels("noise_levels", self.noise_levels)
+        check_float_tuple("noise_levels", self.noise_levels, minimum=0.0, strict_min=True)
         check_int("trials", self.trials, minimum=1)
         check_int("max_iter", self.max_iter, minimum=1)
         check_float("eta", self.eta, minimum=0.0, strict_min=True)
@@ -603,7 +593,7 @@ class ConvexComparisonConfig:
         check_int("k", self.k, minimum=1, maximum=MAX_SIZE)
         check_int("n", self.n, minimum=1, maximum=MAX_SIZE)
         check_int("s", self.s, minimum=1, maximum=min(self.k, self.n))
-        _check_grid("m_values", self.m_values, self.k)
+        check_int_tuple("m_values", self.m_values, minimum=self.k)
         check_int("trials", self.trials, minimum=1)
         check_choice("solver", self.solver, ("CLARABEL", "SCS"))
         check_int("max_iter", self.max_iter, minimum=1)

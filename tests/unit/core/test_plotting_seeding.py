@@ -1,7 +1,8 @@
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
-from neurips26.plotting import COLORS, OKABE_ITO, apply_style, method_colors
+from neurips26.plotting import COLORS, OKABE_ITO, add_step_slider, apply_style, method_colors
 from neurips26.seeding import seed_everything
 from neurips26.versions import report
 
@@ -41,3 +42,32 @@ def test_seed_everything_is_repeatable():
 def test_version_report_names_the_library():
     assert report().startswith("python ")
     assert "neurips26" in report()
+
+
+def test_step_slider_shows_one_group_and_the_static_traces():
+    fig = go.Figure([go.Scatter(y=[i]) for i in range(5)])  # steps of 2 and 2, then 1 static trace
+    add_step_slider(fig, [10, 20], traces_per_step=2, prefix="M = ", titles=["a", "b"], active=1)
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["10", "20"]
+    assert steps[0].args[0]["visible"] == [True, True, False, False, True]
+    assert steps[1].args[0]["visible"] == [False, False, True, True, True]
+    assert steps[1].args[1] == {"title.text": "b"}
+    assert [t.visible for t in fig.data] == [False, False, True, True, True]  # starts at step ``active``
+    assert fig.layout.title.text == "b" and fig.layout.sliders[0].currentvalue.prefix == "M = "
+    uneven = go.Figure([go.Scatter(y=[i]) for i in range(3)])
+    add_step_slider(uneven, ["x", "y"], traces_per_step=[1, 2])
+    assert uneven.layout.sliders[0].steps[1].args[0]["visible"] == [False, True, True]
+
+
+def test_step_slider_rejects_bad_input():
+    fig = go.Figure([go.Scatter(y=[0])])
+    with pytest.raises(ValueError, match="labels"):
+        add_step_slider(fig, [], traces_per_step=1)
+    with pytest.raises(ValueError, match="traces_per_step"):
+        add_step_slider(fig, ["a", "b"], traces_per_step=1)
+    with pytest.raises(ValueError, match="traces_per_step"):
+        add_step_slider(fig, ["a"], traces_per_step=[1, 1])
+    with pytest.raises(ValueError, match="titles"):
+        add_step_slider(fig, ["a"], traces_per_step=1, titles=["x", "y"])
+    with pytest.raises(ValueError, match="active"):
+        add_step_slider(fig, ["a"], traces_per_step=1, active=1)

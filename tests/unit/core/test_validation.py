@@ -1,7 +1,16 @@
 import numpy as np
 import pytest
 
-from neurips26.validation import check_array, check_choice, check_float, check_int, check_seed
+from neurips26.validation import (
+    check_array,
+    check_choice,
+    check_float,
+    check_float_tuple,
+    check_int,
+    check_int_tuple,
+    check_seed,
+    check_tuple,
+)
 
 
 def test_check_int_accepts_numpy_ints_and_rejects_bools():
@@ -58,3 +67,41 @@ def test_check_seed():
     assert check_seed("seed", 0) == 0
     with pytest.raises(ValueError, match="seed"):
         check_seed("seed", -1)
+
+
+def test_check_tuple_grids():
+    assert check_int_tuple("ns", (4, 8, 16), minimum=4) == (4, 8, 16)
+    assert check_float_tuple("cs", (0.5, 1), minimum=0.0, strict_min=True) == (0.5, 1.0)
+    with pytest.raises(TypeError, match="ns must be a tuple"):
+        check_int_tuple("ns", [4, 8])
+    with pytest.raises(ValueError, match="ns must have at least 1"):
+        check_int_tuple("ns", ())
+    with pytest.raises(ValueError, match=r"ns\[1\] must be >= 4"):
+        check_int_tuple("ns", (4, 3), minimum=4)
+    with pytest.raises(TypeError, match=r"ns\[0\] must be an int"):
+        check_int_tuple("ns", (4.0,))
+    with pytest.raises(ValueError, match="ns must be strictly increasing"):
+        check_int_tuple("ns", (8, 4))
+    with pytest.raises(ValueError, match=r"cs\[0\] must be > 0.0"):
+        check_float_tuple("cs", (0.0, 1.0), minimum=0.0, strict_min=True)
+    # "distinct" allows any order but no repeats; "any" allows both
+    assert check_int_tuple("slots", (3, 1), minimum=1, order="distinct") == (3, 1)
+    with pytest.raises(ValueError, match="slots must not repeat"):
+        check_int_tuple("slots", (1, 1), minimum=1, order="distinct")
+    assert check_int_tuple("slots", (1, 1), order="any") == (1, 1)
+    with pytest.raises(ValueError, match="order must be one of"):
+        check_int_tuple("slots", (1,), order="sorted")  # type: ignore[arg-type]
+
+
+def test_check_tuple_custom_item_and_length():
+    def even(name: str, value: object) -> int:
+        value = check_int(name, value)
+        if value % 2:
+            raise ValueError(f"{name} must be even; got {value}")
+        return value
+
+    assert check_tuple("sizes", (2, 4), even, min_len=2) == (2, 4)
+    with pytest.raises(ValueError, match="sizes must have at least 2"):
+        check_tuple("sizes", (2,), even, min_len=2)
+    with pytest.raises(ValueError, match=r"sizes\[1\] must be even"):
+        check_tuple("sizes", (2, 3), even)
