@@ -27,8 +27,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from neurips26.sparse_sos.conic import BlockConicProgram, ConicSolution
-from neurips26.sparse_sos.psd import PSDProjectionDerivative
-from neurips26.sparse_sos.svec import smat
+from neurips26.sparse_sos.psd import BatchedPSDDerivative, PSDProjectionDerivative
+from neurips26.sparse_sos.svec import smat, svec_dim
 from neurips26.validation import check_choice, check_float
 
 METHODS: tuple[str, ...] = ("lsqr", "dense")
@@ -59,35 +59,48 @@ def danskin(program: BlockConicProgram, solution: ConicSolution) -> DataGradient
 
 class DualConeDerivative:
     """``DΠ_K*`` at ``v = y − s``, block by block: identity on the free part, ``1[v > 0]`` on ``R_+``, and
-    :class:`PSDProjectionDerivative` per PSD block."""
+    the PSD projection's derivative on each PSD block (blocks of equal size batched together,
+    :class:`~neurips26.sparse_sos.psd.BatchedPSDDerivative`)."""
 
     def __init__(self, program: BlockConicProgram, v: np.ndarray) -> None:
         self.program = program
+        self._v = np.asarray(v, dtype=float)
         self.free = program.zero
         self.nonneg = (v[program.zero : program.zero + program.nonneg] > 0).astype(float)
         self.slices = program.psd_slices()
-        self.blocks = [PSDProjectionDerivative(smat(v[rows])) for rows in self.slices]
+        self.groups: list[tuple[np.ndarray, BatchedPSDDerivative]] = []
+        for size in sorted(set(program.psd)):
+            members = [rows for rows, s in zip(self.slices, program.psd, strict=True) if s == size]
+            index = np.stack([np.arange(r.start, r.stop) for r in members])  # (g, t)
+            self.groups.append((index, BatchedPSDDerivative(np.stack([smat(v[r]) for r in members]))))
 
     def apply(self, vector: np.ndarray) -> np.ndarray:
         """``DΠ_K*(v)[vector]`` (self-adjoint)."""
         out = np.empty_like(vector)
         out[: self.free] = vector[: self.free]
-        out[self.free : self.free + self.nonneg.size] = (
-            self.nonneg * vector[self.free : self.free + self.nonneg.size]
-        )
-        for rows, block in zip(self.slices, self.blocks, strict=True):
-            out[rows] = block.apply(vector[rows])
+        tail = self.free + self.nonneg.size
+        out[self.free : tail] = self.nonneg * vector[self.free : tail]
+        for index, block in self.groups:
+            out[index] = block.apply(vector[index])
         return out
+
+    def blocks(self) -> list[PSDProjectionDerivative]:
+        """One unbatched derivative per PSD block, in the program's order (for the dense reference)."""
+        return [PSDProjectionDerivative(smat(self._v[r])) for r in self.slices]
+
+    def strictly_complementary(self) -> bool:
+        return all(block.strictly_complementary() for _, block in self.groups)
+
+    def stored_entries(self) -> int:
+        """Entries of the block-diagonal ``DΠ`` as an operator: the free and ``R_+`` diagonals and one dense
+        ``t_k × t_k`` block per PSD cone."""
+        return self.free + self.nonneg.size + sum(svec_dim(s) ** 2 for s in self.program.psd)
 
     def sparse(self) -> sp.csr_matrix:
         """The block-diagonal matrix of :meth:`apply` (one dense ``t_k × t_k`` block per PSD cone)."""
-        parts = [sp.identity(self.free, format="csr"), sp.diags(self.nonneg)] + [
-            b.dense() for b in self.blocks
-        ]
+        dense_blocks = [b.dense() for b in self.blocks()]
+        parts = [sp.identity(self.free, format="csr"), sp.diags(self.nonneg), *dense_blocks]
         return sp.block_diag(parts, format="csr")
-
-    def strictly_complementary(self) -> bool:
-        return all(block.strictly_complementary() for block in self.blocks)
 
 
 class ResidualMap:

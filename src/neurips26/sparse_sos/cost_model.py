@@ -40,9 +40,11 @@ def danskin_flops(support_size: int, theta_dim: int) -> int:
 
 
 def residual_nnz(program: BlockConicProgram, solution: ConicSolution) -> int:
-    """Stored entries of ``M = (Q − I) DΠ + I`` at ``solution``, built sparse and counted (``A``'s entries
-    twice, ``b``, ``q``, one dense ``t_k × t_k`` block of ``DΠ`` per PSD cone mixed into ``A``'s columns)."""
-    return int(ResidualMap(program, solution).sparse().nnz)
+    """Stored entries of ``M = (Q − I) DΠ + I`` as the backward builds it — the factors, never their product:
+    ``Q`` (``A`` twice, ``b``, ``q``), the block-diagonal ``DΠ`` (one dense ``t_k × t_k`` block per PSD
+    cone) and the identity's diagonal."""
+    residual = ResidualMap(program, solution)
+    return int(residual.Q.nnz + residual.cone.stored_entries() + residual.n + 1 + residual.size)
 
 
 @dataclass(frozen=True)

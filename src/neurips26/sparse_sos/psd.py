@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurips26.sparse_sos.svec import smat, svec
+from neurips26.sparse_sos.svec import SQRT2, smat, svec, triangle_indices
 
 
 def check_symmetric(name: str, matrix: object) -> np.ndarray:
@@ -70,11 +70,47 @@ class PSDProjectionDerivative:
         """The ``t × t`` matrix of :meth:`apply` (``t = s(s+1)/2``), built column by column in one batch."""
         t = self.size * (self.size + 1) // 2
         basis = np.stack([smat(e) for e in np.eye(t)])  # (t, s, s)
-        inner = np.einsum("ai,kab,bj->kij", self.U, basis, self.U)
-        images = np.einsum("ia,kab,jb->kij", self.U, self.omega * inner, self.U)
+        inner = np.einsum("ai,kab,bj->kij", self.U, basis, self.U, optimize=True)
+        images = np.einsum("ia,kab,jb->kij", self.U, self.omega * inner, self.U, optimize=True)
         return np.stack([svec(0.5 * (m + m.T)) for m in images], axis=1)
 
     def strictly_complementary(self, tol: float = 1e-7) -> bool:
         """No eigenvalue of ``X = y − s`` near zero: ``s`` and ``y`` together span the space."""
         scale = max(1.0, float(np.abs(self.eigenvalues).max(initial=0.0)))
         return bool(np.all(np.abs(self.eigenvalues) > tol * scale))
+
+
+class BatchedPSDDerivative:
+    """:class:`PSDProjectionDerivative` for ``g`` blocks of one size at once (batched ``s × s`` products).
+
+    A chain's certificate has dozens of equal blocks; one batched product per LSQR step instead of a Python
+    loop over blocks keeps the structured backward's wall clock proportional to its flops.
+    """
+
+    def __init__(self, matrices: np.ndarray) -> None:
+        matrices = np.asarray(matrices, dtype=float)
+        if matrices.ndim != 3 or matrices.shape[1] != matrices.shape[2]:
+            raise ValueError(f"matrices must have shape (g, s, s); got {matrices.shape}")
+        for k, m in enumerate(matrices):
+            check_symmetric(f"psd[{k}]", m)
+        self.size = matrices.shape[1]
+        self.eigenvalues, self.U = np.linalg.eigh(0.5 * (matrices + matrices.transpose(0, 2, 1)))
+        self.omega = np.stack([omega(lam) for lam in self.eigenvalues])
+        self.rows, self.cols = triangle_indices(self.size)
+        self.scale = np.where(self.rows == self.cols, 1.0, SQRT2)
+
+    def apply(self, vectors: np.ndarray) -> np.ndarray:
+        """``DΠ(X_k)[smat(v_k)]`` in svec coordinates for a ``(g, t)`` batch of vectors."""
+        g, s = self.U.shape[0], self.size
+        H = np.zeros((g, s, s))
+        half = vectors / self.scale
+        H[:, self.rows, self.cols] = half
+        H[:, self.cols, self.rows] = half
+        Ut = self.U.transpose(0, 2, 1)
+        image = self.U @ (self.omega * (Ut @ H @ self.U)) @ Ut
+        return image[:, self.rows, self.cols] * self.scale
+
+    def strictly_complementary(self, tol: float = 1e-7) -> bool:
+        """No eigenvalue of any block near zero (relative to the block's largest)."""
+        scale = np.maximum(1.0, np.abs(self.eigenvalues).max(axis=1, initial=0.0))
+        return bool(np.all(np.abs(self.eigenvalues) > tol * scale[:, None]))

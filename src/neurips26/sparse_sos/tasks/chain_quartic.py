@@ -17,7 +17,8 @@ import torch
 from neurips26.sparse_sos.assemble import SOSProgram, assemble_sos
 from neurips26.sparse_sos.polynomial import Monomial, SparsePolynomial
 from neurips26.sparse_sos.sparsity import correlative_cliques
-from neurips26.validation import check_float, check_int, check_seed
+from neurips26.sparse_sos.tasks.base import FORMULATIONS, ConicData, TaskInstance
+from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 
 def chain_monomials(n: int) -> tuple[Monomial, ...]:
@@ -80,3 +81,30 @@ def chain_quartic(n: int, seed: int = 0, *, scale: float = 0.3) -> ChainQuartic:
     monomials = chain_monomials(n)
     theta0 = scale * np.random.default_rng(seed).standard_normal(len(monomials))
     return ChainQuartic(n, torch.as_tensor(theta0, dtype=torch.float64), monomials)
+
+
+def first_moments(program: SOSProgram, y: torch.Tensor) -> torch.Tensor:
+    """``(y_{e_1}, ..., y_{e_n})``: the first-order moments, the minimiser's estimate when the relaxation is
+    tight (rank-one moment matrices)."""
+    rows = [program.rows.index(tuple(1 if j == i else 0 for j in range(program.n))) for i in range(program.n)]
+    return y[torch.as_tensor(rows, device=y.device)]
+
+
+def chain_quartic_instance(n: int, seed: int = 0, formulation: str = "sparse") -> TaskInstance:
+    """Task 1 as a :class:`~neurips26.sparse_sos.tasks.base.TaskInstance`: ``θ`` enters ``b``; the value
+    is ``γ*``; the solution loss is ``‖x̂‖²`` of the minimiser estimate ``x̂ = (y_{e_i})``."""
+    check_choice("formulation", formulation, FORMULATIONS)
+    task = chain_quartic(n, seed)
+    program = task.program(dense=formulation == "dense")
+    rows = torch.as_tensor(program.support_rows)
+
+    def data(theta: torch.Tensor) -> ConicData:
+        b = torch.zeros(program.conic.shape[0], dtype=torch.float64, device=theta.device)
+        return ConicData(b=b.index_put((rows.to(theta.device),), task.coefficients(theta)))
+
+    def loss(x: torch.Tensor, y: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+        return (first_moments(program, y) ** 2).sum()
+
+    return TaskInstance(
+        "chain_quartic", n, formulation, program.conic, task.theta0, data, -1.0, len(task.monomials), loss
+    )
