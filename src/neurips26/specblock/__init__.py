@@ -54,7 +54,7 @@ from neurips26.specblock.protocol import (
 )
 from neurips26.specblock.rank_head import RankHead, rank_class
 from neurips26.specblock.target import TargetConfig, distill, train_target
-from neurips26.specblock.train_drafter import train_specblock
+from neurips26.specblock.train_drafter import DrafterTraining, train_specblock
 from neurips26.specblock.tree import VerifyResult, prune, verify
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "DecodeStats",
     "DistillData",
     "DraftTree",
+    "DrafterTraining",
     "Eagle3Config",
     "Eagle3Drafter",
     "Eagle3Proposer",

@@ -79,7 +79,7 @@ from neurips26.specblock.target_checkpoint import (
     target_identity,
     trained_target,
 )
-from neurips26.specblock.train_drafter import train_specblock
+from neurips26.specblock.train_drafter import DrafterTraining, train_specblock
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -438,6 +438,19 @@ def _specblock_config(spec: ModelSpec, config: PrepareConfig, target: Decoder) -
     return SpecBlockConfig.for_target(target, mlp_ratio=config.mlp_ratio, shift=spec.shift)
 
 
+def _drafter_training(spec: ModelSpec, config: PrepareConfig) -> DrafterTraining:
+    """The training recipe of SpecBlock row ``spec`` under ``config`` (the hashed table row and sizes)."""
+    return DrafterTraining(
+        steps=config.steps,
+        batch=config.batch,
+        lr=config.lr,
+        seed=config.seed,
+        ttt_blocks=spec.ttt_blocks,
+        valid_prefix=spec.valid_prefix,
+        window=config.window,
+    )
+
+
 def build_drafter(meta: DrafterMeta, state: dict[str, Tensor], target: Decoder) -> nn.Module:
     """The drafter of ``meta`` for ``target``: frozen parts rebuilt from ``target``, ``state`` loaded (fp32).
 
@@ -480,15 +493,8 @@ def train_model(
         model, history = train_specblock(
             target,
             data,
-            model_config,
-            steps=config.steps,
-            batch=config.batch,
-            lr=config.lr,
-            seed=config.seed,
-            ttt_blocks=spec.ttt_blocks,
-            shift=spec.shift,
-            valid_prefix=spec.valid_prefix,
-            window=config.window,
+            _drafter_training(spec, config),
+            architecture=model_config,
             show_progress=progress,
         )
         model_fields = dataclasses.asdict(model.config)

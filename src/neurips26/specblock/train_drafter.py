@@ -6,22 +6,24 @@ response token are favoured), unrolls ``ttt_blocks`` blocks (:meth:`SpecBlockDra
 
     Σ_b Σ_k γ^k L^(b)_k + λ_rank Σ_b L^(b)_rank                   (γ = 0.8, λ_rank = 1)
 
-with Adam. The data: ``tokens`` ``(B, T)``; ``logits`` ``(B, T, V)`` and ``hidden`` ``(B, T, depth+1, H)``
+with Adam (the recipe: :class:`DrafterTraining`). The data: ``tokens`` ``(B, T)``; ``logits``
+``(B, T, V)`` and ``hidden`` ``(B, T, depth+1, H)``
 from :func:`~neurips26.specblock.protocol.target_outputs`; ``loss_mask`` ``(B, T)`` True where position
 ``j``'s next token ``x_{j+1}`` is a response token. Slot ``k`` of a block at row ``i`` with offset ``O`` is
 trained where ``loss_mask[i+1+O+k]`` (its teacher, the target's logits at ``i+1+O+k``, predicts a response
 token).
 
-Ablations (the chapter's flags): ``shift=False`` (no layer-wise shift), ``ttt_blocks=1`` (single-block
-training), ``rank_head=False`` (no rank head; the proposer then uses a fixed top-k), ``valid_prefix=False``
-(every slot trained on every masked position), ``strict_chain=True`` (a later block is trained only where
+Ablations (the chapter's flags): of the architecture, ``SpecBlockConfig(shift=False)`` (no layer-wise
+shift) and ``rank_head=False`` (no rank head; the proposer then uses a fixed top-k); of the training,
+``DrafterTraining(ttt_blocks=1)`` (single-block training), ``valid_prefix=False`` (every slot trained on
+every masked position), ``strict_chain=True`` (a later block is trained only where
 the earlier block's first ``M`` slots were all top-1 correct; the released code does not filter).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -131,58 +133,78 @@ def ttt_losses(
     return total_draft, total_rank, accuracy
 
 
+@dataclass(frozen=True)
+class DrafterTraining:
+    """How a SpecBlock drafter is trained: the recipe of :func:`train_specblock` (the architecture is a
+    :class:`~neurips26.specblock.drafter.SpecBlockConfig`).
+
+    ``steps`` Adam steps at learning rate ``lr``, each on ``batch`` sequences with one window of ``window``
+    rows; ``ttt_blocks`` blocks unrolled per step (1: single-block training); ``valid_prefix``: the chain
+    mask (False: every slot trained on every masked position); ``strict_chain``: a later block trains only
+    where the earlier block's first ``M`` slots were all right; ``ttt_own_rows=False`` trains blocks ≥ 2
+    with exactly the attention they get at inference (:meth:`SpecBlockDrafter.forward_ttt`); ``gamma``:
+    the slot weight γ^k and ``rank_weight`` λ_rank of the objective above; ``seed`` fixes the weights,
+    batches, windows and the ``M`` draws.
+    """
+
+    steps: int = 300
+    batch: int = 16
+    lr: float = 3e-3
+    seed: int = 0
+    ttt_blocks: int = 3
+    valid_prefix: bool = True
+    strict_chain: bool = False
+    ttt_own_rows: bool = True
+    window: int = 48
+    gamma: float = 0.8
+    rank_weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        checked = {
+            "steps": check_int("steps", self.steps, minimum=0),
+            "batch": check_int("batch", self.batch, minimum=1),
+            "lr": check_float("lr", self.lr, minimum=0.0, strict_min=True),
+            "seed": check_seed("seed", self.seed),
+            "ttt_blocks": check_int("ttt_blocks", self.ttt_blocks, minimum=1),
+            "window": check_int("window", self.window, minimum=1),
+            "gamma": check_float("gamma", self.gamma, minimum=0.0, maximum=1.0),
+            "rank_weight": check_float("rank_weight", self.rank_weight, minimum=0.0),
+        }
+        for name in ("valid_prefix", "strict_chain", "ttt_own_rows"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool; got {type(getattr(self, name)).__name__}")
+        for name, value in checked.items():  # normalised (e.g. an int lr becomes a float)
+            object.__setattr__(self, name, value)
+
+
 def train_specblock(
     target: Decoder,
     data: Any,
-    config: SpecBlockConfig | None = None,
+    training: DrafterTraining | None = None,
     *,
-    steps: int = 300,
-    batch: int = 16,
-    lr: float = 3e-3,
-    seed: int = 0,
-    ttt_blocks: int = 3,
-    shift: bool = True,
-    rank_head: bool = True,
-    valid_prefix: bool = True,
-    strict_chain: bool = False,
-    ttt_own_rows: bool = True,
-    window: int = 48,
-    gamma: float = 0.8,
-    rank_weight: float = 1.0,
+    architecture: SpecBlockConfig | None = None,
     show_progress: bool = True,
 ) -> tuple[SpecBlockDrafter, History]:
     """Train a SpecBlock drafter for ``target`` on distillation ``data``; returns ``(drafter, history)``.
 
-    ``config`` defaults to :meth:`SpecBlockConfig.for_target`; the flags ``shift`` and ``rank_head``
-    override its fields. ``ttt_own_rows=False`` trains blocks ≥ 2 with exactly the attention they get at
-    inference (see :meth:`SpecBlockDrafter.forward_ttt`). Deterministic: ``seed`` fixes the weights,
-    batches, windows and the ``M`` draws.
+    ``training`` (default :class:`DrafterTraining`) is the recipe; ``architecture`` defaults to
+    :meth:`SpecBlockConfig.for_target` (its ``shift`` and ``rank_head`` are the architecture ablations).
+    Deterministic: ``training.seed`` fixes the weights, batches, windows and the ``M`` draws.
     ``history.loss`` is the total loss per step; ``history.eval`` holds ``draft_loss``, ``rank_loss`` and
     ``slot{k}_accuracy`` (block 1, top-1 agreement with the target on valid slots) per step.
     """
     if not isinstance(target, Decoder):
         raise TypeError(f"target must be a neurips26.nn.transformer.Decoder; got {type(target).__name__}")
-    steps = check_int("steps", steps, minimum=0)
-    batch = check_int("batch", batch, minimum=1)
-    lr = check_float("lr", lr, minimum=0.0, strict_min=True)
-    seed = check_seed("seed", seed)
-    ttt_blocks = check_int("ttt_blocks", ttt_blocks, minimum=1)
-    window = check_int("window", window, minimum=1)
-    gamma = check_float("gamma", gamma, minimum=0.0, maximum=1.0)
-    rank_weight = check_float("rank_weight", rank_weight, minimum=0.0)
-    for name, flag in (
-        ("shift", shift),
-        ("rank_head", rank_head),
-        ("valid_prefix", valid_prefix),
-        ("strict_chain", strict_chain),
-        ("ttt_own_rows", ttt_own_rows),
-    ):
-        if not isinstance(flag, bool):
-            raise TypeError(f"{name} must be a bool; got {type(flag).__name__}")
-    config = SpecBlockConfig.for_target(target) if config is None else config
+    training = DrafterTraining() if training is None else training
+    if not isinstance(training, DrafterTraining):
+        raise TypeError(f"training must be a DrafterTraining or None; got {type(training).__name__}")
+    if not isinstance(show_progress, bool):
+        raise TypeError(f"show_progress must be a bool; got {type(show_progress).__name__}")
+    config = SpecBlockConfig.for_target(target) if architecture is None else architecture
     if not isinstance(config, SpecBlockConfig):
-        raise TypeError(f"config must be a SpecBlockConfig or None; got {type(config).__name__}")
-    config = dataclasses.replace(config, shift=shift, rank_head=rank_head)
+        raise TypeError(f"architecture must be a SpecBlockConfig or None; got {type(config).__name__}")
+    steps, batch, lr, seed = training.steps, training.batch, training.lr, training.seed
+    ttt_blocks, window = training.ttt_blocks, training.window
     tokens, logits, hidden, mask = unpack_data(data)
     if logits.shape[-1] != config.vocab_size:
         raise ValueError(
@@ -226,12 +248,12 @@ def train_specblock(
             logits[take, index].to(f.dtype),
             mask[take, index] & inside,
             ms,
-            gamma=gamma,
-            valid_prefix=valid_prefix,
-            strict_chain=strict_chain,
-            own_rows=ttt_own_rows,
+            gamma=training.gamma,
+            valid_prefix=training.valid_prefix,
+            strict_chain=training.strict_chain,
+            own_rows=training.ttt_own_rows,
         )
-        loss = draft + rank_weight * ranked
+        loss = draft + training.rank_weight * ranked
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(drafter.parameters(), 1.0)

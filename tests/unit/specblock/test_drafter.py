@@ -17,9 +17,11 @@ from neurips26.specblock.drafter import (
     ttt_context_mask,
 )
 from neurips26.specblock.protocol import fused_features, target_outputs
-from neurips26.specblock.train_drafter import train_specblock
+from neurips26.specblock.train_drafter import DrafterTraining, train_specblock
 
 K = 4
+OLD_KEYWORDS_LOSS = [8.565472602844238, 14.264677047729492, 15.539510726928711]
+OLD_KEYWORDS_WEIGHT_SUM = 288.6515706576902
 
 
 @pytest.fixture(scope="module")
@@ -166,30 +168,98 @@ def _data(target, n=6, length=20):
 
 def test_training_is_deterministic_and_flags_shape_the_drafter(target):
     data = _data(target)
-    kwargs = dict(steps=3, batch=3, window=8, show_progress=False)
-    a, history_a = train_specblock(target, data, seed=4, **kwargs)
-    b, history_b = train_specblock(target, data, seed=4, **kwargs)
+    recipe = DrafterTraining(steps=3, batch=3, window=8, seed=4)
+    a, history_a = train_specblock(target, data, recipe, show_progress=False)
+    b, history_b = train_specblock(target, data, recipe, show_progress=False)
     assert history_a.loss == history_b.loss and len(history_a.loss) == 3
     for (name, p), q in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
         assert torch.equal(p, q), name
     assert torch.equal(a.embedding, target.token_embedding.weight)  # copied and frozen
     plain, history = train_specblock(
-        target, data, seed=4, shift=False, rank_head=False, ttt_blocks=1, valid_prefix=False, **kwargs
+        target,
+        data,
+        dataclasses.replace(recipe, ttt_blocks=1, valid_prefix=False),
+        architecture=SpecBlockConfig.for_target(target, shift=False, rank_head=False),
+        show_progress=False,
     )
     assert plain.rank_head is None and len(plain.shifts) == 0
     assert history.eval["rank_loss"] == [0.0, 0.0, 0.0]
     assert dataclasses.asdict(plain.config)["shift"] is False
-    strict, history = train_specblock(target, data, seed=4, strict_chain=True, ttt_own_rows=False, **kwargs)
+    strict, history = train_specblock(
+        target,
+        data,
+        dataclasses.replace(recipe, strict_chain=True, ttt_own_rows=False),
+        show_progress=False,
+    )
     assert all(torch.isfinite(torch.tensor(history.loss)))
 
 
 def test_training_rejects_bad_arguments(target):
     data = _data(target)
-    with pytest.raises(ValueError, match="steps"):
-        train_specblock(target, data, steps=-1)
-    with pytest.raises(ValueError, match="ttt_blocks"):
-        train_specblock(target, data, ttt_blocks=0)
+    with pytest.raises(TypeError, match="training"):
+        train_specblock(target, data, {"steps": 3})
+    with pytest.raises(TypeError, match="architecture"):
+        train_specblock(target, data, architecture={"shift": False})
     with pytest.raises(TypeError, match="data"):
         train_specblock(target, object())
     with pytest.raises(TypeError, match="target"):
         train_specblock("target", data)
+
+
+def test_drafter_training_defaults_are_the_chapter_recipe():
+    assert dataclasses.asdict(DrafterTraining()) == dict(
+        steps=300,
+        batch=16,
+        lr=3e-3,
+        seed=0,
+        ttt_blocks=3,
+        valid_prefix=True,
+        strict_chain=False,
+        ttt_own_rows=True,
+        window=48,
+        gamma=0.8,
+        rank_weight=1.0,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DrafterTraining().steps = 1  # type: ignore[misc]
+    normalised = DrafterTraining(lr=1, gamma=1, rank_weight=0)  # ints accepted as reals, stored as float
+    assert isinstance(normalised.lr, float) and normalised.lr == 1.0 and isinstance(normalised.gamma, float)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("steps", -1, ValueError),  # integer counts: below their minimum
+        ("batch", 0, ValueError),
+        ("ttt_blocks", 0, ValueError),
+        ("window", 0, ValueError),
+        ("seed", -1, ValueError),
+        ("steps", 2.0, TypeError),  # integer counts: not an int (a bool is not one either)
+        ("batch", True, TypeError),
+        ("lr", 0.0, ValueError),  # reals: out of range or not finite
+        ("lr", float("nan"), ValueError),
+        ("gamma", 1.5, ValueError),
+        ("rank_weight", -0.1, ValueError),
+        ("gamma", "0.8", TypeError),  # reals: not a number
+        ("valid_prefix", 1, TypeError),  # flags: only a bool
+        ("strict_chain", None, TypeError),
+        ("ttt_own_rows", "yes", TypeError),
+    ],
+)
+def test_drafter_training_rejects_a_bad_field_naming_it(field, value, error):
+    with pytest.raises(error, match=field):
+        DrafterTraining(**{field: value})
+
+
+def test_the_recipe_trains_the_drafter_the_old_keywords_trained(target):
+    """The recipe trains the drafter the old keyword arguments did: the reference numbers are the old
+    ``train_specblock(target, data, steps=3, batch=3, window=8, seed=4, ttt_blocks=2, strict_chain=True)``
+    (commit 6db94ff) on this data."""
+    data = _data(target)
+    recipe = DrafterTraining(steps=3, batch=3, window=8, seed=4, ttt_blocks=2, strict_chain=True)
+    drafter, history = train_specblock(target, data, recipe, show_progress=False)
+    # bitwise equal here; the tolerance only allows for another CPU's float rounding
+    assert history.loss == pytest.approx(OLD_KEYWORDS_LOSS, rel=1e-5)
+    assert float(sum(p.double().sum() for p in drafter.state_dict().values())) == pytest.approx(
+        OLD_KEYWORDS_WEIGHT_SUM, rel=1e-6
+    )

@@ -63,6 +63,28 @@ def test_table_rows_differ_only_in_what_they_ablate():
     )
 
 
+def test_a_specblock_row_trains_with_the_recipe_of_its_row_and_sizes():
+    """The training recipe comes from the hashed row and sizes alone (what ``config_hash`` covers), and the
+    committed default recipe is the chapter's: 300 steps, batch 16, window 48, Adam 3e-3, seed 0."""
+    config = PrepareConfig.for_scale("default")
+    for spec in prep.MODELS:
+        if spec.kind != "specblock":
+            continue
+        recipe = prep._drafter_training(spec, config)
+        assert (recipe.ttt_blocks, recipe.valid_prefix) == (spec.ttt_blocks, spec.valid_prefix)
+        assert (recipe.steps, recipe.batch, recipe.lr, recipe.window, recipe.seed) == (300, 16, 3e-3, 48, 0)
+        assert (recipe.strict_chain, recipe.ttt_own_rows, recipe.gamma, recipe.rank_weight) == (
+            False,
+            True,
+            0.8,
+            1.0,
+        )
+    assert prep._drafter_training(model_spec("specblock-1block"), config).ttt_blocks == 1
+    assert prep._drafter_training(model_spec("specblock-noprefix"), config).valid_prefix is False
+    smoke = prep._drafter_training(model_spec("specblock"), PrepareConfig.for_scale("smoke"))
+    assert (smoke.steps, smoke.batch, smoke.window) == (4, 4, 12)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "error", "name"),
     [
