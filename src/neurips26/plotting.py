@@ -92,14 +92,17 @@ def add_step_slider(
     titles: Sequence[str] | None = None,
     active: int = 0,
     pad_top: int = 40,
+    first: int = 0,
 ) -> Any:
     """Add a slider to a plotly figure that shows one group of traces per step (and hides the others).
 
     The figures of a chapter's explore notebook precompute every slider value and store all of them in
     the page, so the slider works in the static book without a kernel. ``fig.data`` holds the groups in
     step order first — ``traces_per_step`` traces per step, or one count per step — and then any traces
-    shown at every step (reference lines, data). ``titles``, one per step, replace the figure's title as
-    the slider moves. The figure starts at step ``active``. Returns ``fig``.
+    shown at every step (reference lines, data). ``first`` traces may come before the groups: they are
+    shown at every step too (plotly draws traces in their order, so a map or a room drawn underneath the
+    stepped traces goes first). ``titles``, one per step, replace the figure's title as the slider moves.
+    The figure starts at step ``active``. Returns ``fig``.
     """
     labels = [str(label) for label in labels]
     if not labels:
@@ -110,18 +113,22 @@ def add_step_slider(
             f"traces_per_step must be a non-negative int or one per label ({len(labels)}); "
             f"got {traces_per_step!r}"
         )
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        raise ValueError(f"first must be a non-negative int (traces before the groups); got {first!r}")
     stepped = sum(counts)
-    if stepped > len(fig.data):
-        raise ValueError(f"traces_per_step asks for {stepped} traces; the figure has {len(fig.data)}")
+    if first + stepped > len(fig.data):
+        raise ValueError(
+            f"first + traces_per_step ask for {first + stepped} traces; the figure has {len(fig.data)}"
+        )
     if titles is not None and len(titles) != len(labels):
         raise ValueError(f"titles must have one entry per label ({len(labels)}); got {len(titles)}")
     if not isinstance(active, int) or not 0 <= active < len(labels):
         raise ValueError(f"active must be a step index in [0, {len(labels)}); got {active!r}")
     owner = [j for j, c in enumerate(counts) for _ in range(c)]
-    static = [True] * (len(fig.data) - stepped)
+    static = [True] * (len(fig.data) - first - stepped)
     steps = []
     for j, label in enumerate(labels):
-        visible = [o == j for o in owner] + static
+        visible = [True] * first + [o == j for o in owner] + static
         layout = {} if titles is None else {"title.text": titles[j]}
         steps.append({"method": "update", "label": label, "args": [{"visible": visible}, layout]})
     for trace, shown in zip(fig.data, steps[active]["args"][0]["visible"], strict=True):

@@ -28,7 +28,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from neurips26.plotting import OKABE_ITO
+from neurips26.plotting import OKABE_ITO, add_step_slider
 from neurips26.spatialclaw.kernel_types import png_bytes
 from neurips26.spatialclaw.loop import Episode
 from neurips26.spatialclaw.scene_types import ORIENTED, Frames, SceneObject, SpatialScene
@@ -451,9 +451,9 @@ def bev_figure(
         _add_object(fig, obj, 0, bold, cell, visible=True)
     static = len(fig.data)
     half = math.atan(scene.width / 2.0 / scene.intrinsics[0])
-    per_frame = []  # trace indices that belong to frame f
+    per_frame = []  # how many traces frame f adds (they follow the static ones, frame by frame)
     for f in range(n):
-        mine = []
+        before = len(fig.data)
         pose = poses[f]
         fwd = pose[:3, 2] * np.array([1.0, 0.0, 1.0])
         fwd /= np.linalg.norm(fwd)
@@ -476,30 +476,21 @@ def bev_figure(
             ),
             **cell,
         )
-        mine.append(len(fig.data) - 1)
         for obj in moving:
-            mine += _add_object(fig, obj, f, obj.instance_id in marked, cell, visible=f == 0)
+            _add_object(fig, obj, f, obj.instance_id in marked, cell, visible=f == 0)
         if rgb is not None:
             fig.add_trace(
                 go.Image(source=png_data_uri(np.ascontiguousarray(rgb[f])), hoverinfo="skip", visible=f == 0),
                 row=1,
                 col=2,
             )
-            mine.append(len(fig.data) - 1)
-        per_frame.append(mine)
-    total = len(fig.data)
-    steps = []
-    for f in range(n):
-        visible = [True] * static + [False] * (total - static)
-        for t in per_frame[f]:
-            visible[t] = True
-        steps.append({"label": str(f), "method": "restyle", "args": [{"visible": visible}]})
+        per_frame.append(len(fig.data) - before)
+    add_step_slider(fig, [str(f) for f in range(n)], traces_per_step=per_frame, prefix="frame ", first=static)
     fig.update_layout(
         title=title,
         height=height,
         margin={"l": 50, "r": 10, "t": 50 if title else 20, "b": 90},
         showlegend=False,
-        sliders=[{"active": 0, "currentvalue": {"prefix": "frame "}, "pad": {"t": 40}, "steps": steps}],
     )
     fig.update_xaxes(title_text="right of the first camera, +X (m)", **cell)
     fig.update_yaxes(title_text="forward of the first camera, −Z (m)", scaleanchor="x", scaleratio=1, **cell)

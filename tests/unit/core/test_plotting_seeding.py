@@ -71,3 +71,26 @@ def test_step_slider_rejects_bad_input():
         add_step_slider(fig, ["a"], traces_per_step=1, titles=["x", "y"])
     with pytest.raises(ValueError, match="active"):
         add_step_slider(fig, ["a"], traces_per_step=1, active=1)
+
+
+def _figure(before: int, groups: int, per: int, after: int) -> go.Figure:
+    fig = go.Figure()
+    for k in range(before + groups * per + after):
+        fig.add_trace(go.Scatter(x=[k], y=[k], name=str(k)))
+    return fig
+
+
+def test_traces_before_the_groups_are_shown_at_every_step():
+    fig = add_step_slider(_figure(2, 3, 2, 1), ["a", "b", "c"], traces_per_step=2, first=2)
+    for j, step in enumerate(fig.layout.sliders[0].steps):
+        visible = step.args[0]["visible"]
+        assert visible[:2] == [True, True] and visible[-1] is True
+        assert visible[2:-1] == [k // 2 == j for k in range(6)]
+    assert [t.visible for t in fig.data] == [True, True, True, True, False, False, False, False, True]
+
+
+def test_first_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="first"):
+        add_step_slider(_figure(0, 2, 1, 0), ["a", "b"], traces_per_step=1, first=-1)
+    with pytest.raises(ValueError, match="first"):
+        add_step_slider(_figure(1, 2, 1, 0), ["a", "b"], traces_per_step=1, first=2)
