@@ -7,7 +7,12 @@ Random supervision masks (:mod:`~neurips26.ssd.masks`), the masked denoising los
 U-Net denoiser (:mod:`~neurips26.ssd.denoiser`), the Heun sampler (:mod:`~neurips26.ssd.sampler`), the
 metrics — population-score error, memorisation, proxy FID, twin-blob consistency
 (:mod:`~neurips26.ssd.metrics`) — and the training loop shared by SSD and its baselines
-(:mod:`~neurips26.ssd.train`).
+(:mod:`~neurips26.ssd.train`). The claims notebook runs one module per family of claims: the checks of
+Eqs. (3) and (5) (:mod:`~neurips26.ssd.covariance_checks`, D1–D2), sample quality against η
+(:mod:`~neurips26.ssd.sample_quality`, D3), stability and memorisation on 64 digits
+(:mod:`~neurips26.ssd.small_data`, D4–D5), the score error on the Gaussian field
+(:mod:`~neurips26.ssd.field_score`, D6) and twin-blob consistency (:mod:`~neurips26.ssd.twin_consistency`,
+D7), which share :mod:`~neurips26.ssd.claim_runs`; :mod:`~neurips26.ssd.verdicts` decides them.
 
 Equation numbers in the docstrings of this package refer to this list:
 

@@ -1,6 +1,8 @@
 """The criteria that decide the claims D1–D7 of chapter 05, built from the experiments' results.
 
-Each function takes one result of :mod:`neurips26.ssd.experiments` and returns the criteria
+Each function takes one result of a claim experiment (:mod:`~neurips26.ssd.covariance_checks`,
+:mod:`~neurips26.ssd.sample_quality`, :mod:`~neurips26.ssd.small_data`, :mod:`~neurips26.ssd.field_score`,
+:mod:`~neurips26.ssd.twin_consistency`) and returns the criteria
 (:mod:`neurips26.criteria`) of its claim, with the thresholds written down before the run; the claims
 notebook passes them to :func:`~neurips26.criteria.decide` (one run) or
 :func:`~neurips26.criteria.decide_over_seeds` (one list per seed).
@@ -24,15 +26,11 @@ import math
 import scipy.stats
 
 from neurips26.criteria import Criterion, above, at_most, below, lower
-from neurips26.ssd.experiments import (
-    BetaSpectrumResult,
-    ConsistencyResult,
-    CovarianceCheckResult,
-    MemorisationResult,
-    PopulationScoreResult,
-    QualityResult,
-    StabilityResult,
-)
+from neurips26.ssd.covariance_checks import BetaSpectrumResult, CovarianceCheckResult
+from neurips26.ssd.field_score import PopulationScoreResult
+from neurips26.ssd.sample_quality import QualityResult
+from neurips26.ssd.small_data import MemorisationResult, StabilityResult
+from neurips26.ssd.twin_consistency import ConsistencyResult
 from neurips26.validation import check_float, check_int
 
 SSD_MODEL = {

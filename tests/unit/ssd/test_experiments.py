@@ -8,25 +8,19 @@ import scipy.stats
 import torch
 
 from neurips26.ssd.covariance import masked_covariance, monte_carlo_covariance
-from neurips26.ssd.data import digits_8
-from neurips26.ssd.experiments import (
+from neurips26.ssd.covariance_checks import (
     BetaSpectrumConfig,
-    ConsistencyConfig,
     CovarianceCheckConfig,
-    MemorisationConfig,
-    PopulationScoreConfig,
-    QualityConfig,
-    StabilityConfig,
     beta_spectrum_digits,
     bonferroni_bound,
     covariance_check,
     entry_z_scores,
-    global_consistency,
-    memorisation,
-    population_score,
-    quality_vs_eta,
-    stability_curve,
 )
+from neurips26.ssd.data import digits_8
+from neurips26.ssd.field_score import PopulationScoreConfig, population_score
+from neurips26.ssd.sample_quality import QualityConfig, quality_vs_eta
+from neurips26.ssd.small_data import MemorisationConfig, StabilityConfig, memorisation, stability_curve
+from neurips26.ssd.twin_consistency import ConsistencyConfig, global_consistency
 from neurips26.train.device import torch_threads
 
 CONFIGS = (

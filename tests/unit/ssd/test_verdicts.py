@@ -8,22 +8,16 @@ import pytest
 import scipy.stats
 
 from neurips26.criteria import decide, lower
-from neurips26.ssd.experiments import (
+from neurips26.ssd.covariance_checks import (
     BetaSpectrumConfig,
-    ConsistencyConfig,
-    ConsistencyResult,
     CovarianceCheckConfig,
     CovarianceCheckResult,
-    MemorisationConfig,
-    MemorisationResult,
-    PopulationScoreConfig,
-    PopulationScoreResult,
-    QualityConfig,
-    QualityResult,
-    StabilityConfig,
-    StabilityResult,
     beta_spectrum_digits,
 )
+from neurips26.ssd.field_score import PopulationScoreConfig, PopulationScoreResult
+from neurips26.ssd.sample_quality import QualityConfig, QualityResult
+from neurips26.ssd.small_data import MemorisationConfig, MemorisationResult, StabilityConfig, StabilityResult
+from neurips26.ssd.twin_consistency import ConsistencyConfig, ConsistencyResult
 from neurips26.ssd.verdicts import (
     consistency_criteria,
     covariance_criteria,
