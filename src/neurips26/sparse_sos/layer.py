@@ -39,18 +39,25 @@ def _like(array: np.ndarray, reference: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class SolveOptions:
-    """What the layer's forward and backward use: the solver, and the adjoint's method and tolerance."""
+    """What the layer's forward and backward use: the solver and its tolerance (None: the solver's default,
+    :func:`~neurips26.sparse_sos.solve.solve`), and the adjoint's method and LSQR tolerance.
+
+    Gradients of moments or certificates see the solution's accuracy, not only the gap: on the chapter's
+    degenerate SOS programs Clarabel's moments at gap 1e-8 are off by about 6e-5, so reference gradients
+    use ``solver_tolerance=1e-10``.
+    """
 
     solver: str = "clarabel"
     method: str = "lsqr"
     tol: float = 1e-10
+    solver_tolerance: float | None = None
 
 
 class _ConicSolution(torch.autograd.Function):
     @staticmethod
     def forward(ctx, program, options, b, q, a_values):  # type: ignore[override]
         data = program.with_data(b=_numpy(b), q=_numpy(q), a_values=_numpy(a_values))
-        solution = solve(data, options.solver)
+        solution = solve(data, options.solver, tolerance=options.solver_tolerance)
         ctx.data, ctx.solution, ctx.options = data, solution, options
         return _like(solution.x, b), _like(solution.y, b), _like(solution.s, b)
 
@@ -73,7 +80,7 @@ class _ConicValue(torch.autograd.Function):
     @staticmethod
     def forward(ctx, program, options, b, q, a_values):  # type: ignore[override]
         data = program.with_data(b=_numpy(b), q=_numpy(q), a_values=_numpy(a_values))
-        solution = solve(data, options.solver)
+        solution = solve(data, options.solver, tolerance=options.solver_tolerance)
         ctx.data, ctx.solution = data, solution
         return torch.as_tensor(solution.value, dtype=_F64, device=b.device)
 

@@ -28,17 +28,23 @@ from neurips26.validation import check_choice
 PATHS: tuple[str, ...] = ("danskin", "structured")
 
 
-def task_value(instance: TaskInstance, theta: torch.Tensor, *, solver: str = "clarabel") -> torch.Tensor:
+def task_value(
+    instance: TaskInstance, theta: torch.Tensor, *, solver: str = "clarabel", tolerance: float | None = None
+) -> torch.Tensor:
     """The task's value at ``θ`` (``value_sign · p*``) with Danskin's backward."""
     b, q, a = instance.data(theta)
-    p = conic_value(instance.program, b=b, q=q, a_values=a, options=SolveOptions(solver=solver))
+    options = SolveOptions(solver=solver, solver_tolerance=tolerance)
+    p = conic_value(instance.program, b=b, q=q, a_values=a, options=options)
     return instance.value_sign * p
 
 
-def task_loss(instance: TaskInstance, theta: torch.Tensor, *, solver: str = "clarabel") -> torch.Tensor:
+def task_loss(
+    instance: TaskInstance, theta: torch.Tensor, *, solver: str = "clarabel", tolerance: float | None = None
+) -> torch.Tensor:
     """The task's solution loss at ``θ`` (its value ``sign · qᵀx*`` when it has none), structured backward."""
     b, q, a = instance.data(theta)
-    x, y, s = conic_solution(instance.program, b=b, q=q, a_values=a, options=SolveOptions(solver=solver))
+    options = SolveOptions(solver=solver, solver_tolerance=tolerance)
+    x, y, s = conic_solution(instance.program, b=b, q=q, a_values=a, options=options)
     if instance.solution_loss is None:
         q_t = torch.as_tensor(instance.program.q, dtype=torch.float64, device=x.device) if q is None else q
         return instance.value_sign * (q_t @ x)
