@@ -365,7 +365,8 @@ def validation_loss(model: EDMDenoiser, images: torch.Tensor, seed: int) -> floa
 
     Averaged over the 8 noise levels of :data:`~neurips26.ssd.metrics.SCORE_SIGMAS` with noise drawn from
     ``seed``: a deterministic number that moves when the weights or the network code change. An
-    input-masking model gets the all-ones mask, as when sampling. Runs in eval mode without gradients.
+    input-masking model gets the all-ones mask, as when sampling. Runs in eval mode without gradients; the
+    noise is drawn on the CPU (the same numbers on every device) and moved to the images' device.
     """
     generator = torch.Generator().manual_seed(check_seed("seed", seed))
     sd = model.config.sigma_data
@@ -374,7 +375,7 @@ def validation_loss(model: EDMDenoiser, images: torch.Tensor, seed: int) -> floa
     losses = []
     with torch.no_grad():
         for sigma in SCORE_SIGMAS:
-            x = images + sigma * torch.randn(images.shape, generator=generator)
+            x = images + sigma * torch.randn(images.shape, generator=generator).to(images.device)
             extra = _ones_mask(x, None) if model.config.extra_input_channels else None
             denoised = model(x, sigma, extra)
             losses.append(float((loss_weight(sigma, sd) * (denoised - images) ** 2).mean()))

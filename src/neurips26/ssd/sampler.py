@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor, nn
 
+from neurips26.ssd.masks import draw_device
 from neurips26.validation import check_float, check_int
 
 Denoiser = Callable[..., Tensor]
@@ -56,9 +57,11 @@ def heun_sample(
     ``model(x, sigma)`` is any denoiser ``D(x; σ)`` taking ``x`` (B, C, H, W) and σ as a (B,) tensor —
     an :class:`~neurips26.ssd.denoiser.EDMDenoiser` or an exact one such as a Wiener filter. With
     ``extra_fn``, the call is ``model(x, sigma, extra_fn(x, sigma))`` (the input-mask baseline gets an
-    all-ones mask). The start ``x ~ N(0, σ_max² I)`` is drawn from ``generator``, on its device; the same
-    generator state gives the same samples. Runs under ``torch.no_grad``; a ``torch.nn.Module`` denoiser is
-    put in eval mode for the run (no dropout) and its mode restored afterwards.
+    all-ones mask). The start ``x ~ N(0, σ_max² I)`` is drawn from ``generator`` (on the model's device when
+    the generator can drive it, else on the generator's and moved: :func:`~neurips26.ssd.masks.draw_device`);
+    the same generator state gives the same samples. The samples live on the model's device (a module's
+    parameters'; the generator's for a parameter-free denoiser). Runs under ``torch.no_grad``; a
+    ``torch.nn.Module`` denoiser is put in eval mode for the run (no dropout), its mode restored afterwards.
     """
     if not callable(model):
         raise TypeError(f"model must be callable as model(x, sigma); got {type(model).__name__}")
@@ -74,7 +77,8 @@ def heun_sample(
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype; got {dtype!r}")
     sigmas = karras_sigmas(steps, sigma_min, sigma_max, rho).tolist()
-    device = generator.device
+    parameter = next(model.parameters(), None) if isinstance(model, nn.Module) else None
+    device = parameter.device if parameter is not None else generator.device
     batch = shape[0]
 
     def denoise(x: Tensor, sigma: float) -> Tensor:
@@ -87,7 +91,9 @@ def heun_sample(
     try:
         with torch.no_grad():
             # x_0 ~ N(0, σ_0² I)
-            x = sigmas[0] * torch.randn(shape, generator=generator, dtype=dtype, device=device)
+            where = draw_device(generator, device)
+            start = torch.randn(shape, generator=generator, dtype=dtype, device=where)
+            x = sigmas[0] * start.to(device)
             for s_cur, s_next in zip(sigmas[:-1], sigmas[1:], strict=True):
                 d_cur = (x - denoise(x, s_cur)) / s_cur  # dx/dσ at σ_i
                 x_euler = x + (s_next - s_cur) * d_cur  # Euler step to σ_{i+1}
