@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from neurips26.scales import pick
+from neurips26.sparse_sos.baselines.cvxpylayers_sdp import CvxpyLayersSDP
 from neurips26.sparse_sos.layer import sos_bound
 from neurips26.sparse_sos.tasks.chain_quartic import ChainQuartic, chain_quartic
 from neurips26.validation import check_float, check_int, check_seed
@@ -69,6 +70,21 @@ def sparse_danskin_layer(task: ChainQuartic) -> BoundLayer:
     return lambda theta: sos_bound(program, task.coefficients(theta))
 
 
+def dense_generic_layer(task: ChainQuartic) -> BoundLayer:
+    """``θ ↦ γ*`` by the dense program (one clique) through cvxpylayers/diffcp with ``b`` as its parameter —
+    the generic SDP layer of :mod:`~neurips26.sparse_sos.baselines.cvxpylayers_sdp` (SCS at its default
+    ``eps``); ``γ* = −p*``, the coefficients ``c(θ)`` on the program's support rows of ``b``."""
+    program = task.program(dense=True)
+    rows = torch.as_tensor(program.support_rows)
+    layer = CvxpyLayersSDP(program.conic, ("b",))
+
+    def bound(theta: torch.Tensor) -> torch.Tensor:
+        b = torch.zeros(program.conic.shape[0], dtype=torch.float64, device=theta.device)
+        return -layer(b=b.index_put((rows.to(theta.device),), task.coefficients(theta))).value
+
+    return bound
+
+
 def ascend(name: str, task: ChainQuartic, layer: BoundLayer, config: LearningConfig) -> LearningCurve:
     """``config.steps`` steps of ``θ ← θ + lr ∇J(θ)`` from ``θ₀`` (module docstring)."""
     theta = task.theta0.clone()
@@ -89,8 +105,13 @@ def ascend(name: str, task: ChainQuartic, layer: BoundLayer, config: LearningCon
 def learning_curves(
     config: LearningConfig, layers: dict[str, BoundLayer] | None = None
 ) -> dict[str, LearningCurve]:
-    """Run :func:`ascend` once per layer, in the given order; ``layers`` maps a name to a factory-made layer
-    (default: only the sparse Danskin layer)."""
+    """Run :func:`ascend` once per layer, in the given order; ``layers`` maps a name to a layer factory
+    ``ChainQuartic -> BoundLayer`` (default: only the sparse Danskin layer, :func:`sparse_danskin_layer`).
+    ``TypeError`` naming ``layers`` when it is not such a mapping."""
+    if not isinstance(config, LearningConfig):
+        raise TypeError(f"config must be a LearningConfig; got {type(config).__name__}")
+    layers = {"sparse + Danskin": sparse_danskin_layer} if layers is None else layers
+    if not isinstance(layers, dict) or not layers or not all(callable(f) for f in layers.values()):
+        raise TypeError("layers must be a non-empty dict of name -> callable layer factory")
     task = chain_quartic(config.n, config.seed)
-    layers = layers if layers is not None else {"sparse + Danskin": sparse_danskin_layer(task)}
-    return {name: ascend(name, task, layer, config) for name, layer in layers.items()}
+    return {name: ascend(name, task, factory(task), config) for name, factory in layers.items()}

@@ -1,5 +1,14 @@
 """The criteria that decide chapter 03's claims, with thresholds fixed before the first run.
 
+* t1-backward-speed :func:`speed_criteria` — declared cost of the dense backward over the structured one
+  ≥ :data:`STRUCTURED_COST_RATIO` on the clique-decomposed tasks
+  (:data:`~neurips26.sparse_sos.speed.CLIQUE_TASKS`), over Danskin's ≥ :data:`DANSKIN_COST_RATIO` on
+  every task; the generic layer (dense + cvxpylayers) slower than ours in all but one timing round.
+* t3-exact :func:`exactness_criteria` — relative gradient errors ≤ :data:`FD_TOL` against finite
+  differences and ≤ :data:`GENERIC_TOL` against cvxpylayers.
+* t4-bound :func:`bound_criteria` — ``value_sparse − value_dense ≤`` :data:`BOUND_TOL` where the sparse
+  program restricts the certificate, ``|value_sparse − value_dense| ≤`` :data:`EQUAL_TOL` on chains and
+  the chordal Shor relaxations.
 * t2-scaling :func:`scaling_criteria` — log–log slope of the declared backward cost against the chain
   length: dense ≥ :data:`DENSE_SLOPE_MIN`, structured ≤ :data:`STRUCTURED_SLOPE_MAX`.
 * t5-no-dense :func:`no_dense_criteria` — slopes of ``nnz(M)`` and of the backward's peak memory against
@@ -19,9 +28,18 @@ from __future__ import annotations
 import numpy as np
 
 from neurips26.criteria import Criterion, at_least, at_most
+from neurips26.sparse_sos.bounds import EQUAL_TASKS, RESTRICTION_TASKS, BoundRow
+from neurips26.sparse_sos.exactness import TaskExactness
 from neurips26.sparse_sos.learning import LearningCurve
 from neurips26.sparse_sos.scaling import ScalingResult
+from neurips26.sparse_sos.speed import DANSKIN, STRUCTURED, TaskSpeed
 
+STRUCTURED_COST_RATIO = 10.0
+DANSKIN_COST_RATIO = 100.0
+FD_TOL = 1e-4
+GENERIC_TOL = 1e-3
+BOUND_TOL = 1e-6
+EQUAL_TOL = 1e-5
 DENSE_SLOPE_MIN = 3.0
 STRUCTURED_SLOPE_MAX = 1.5
 LINEAR_SLOPE_MAX = 1.25
@@ -97,3 +115,57 @@ def learning_criteria(
             LEARNING_WALL_RATIO,
         ),
     ]
+
+
+def speed_criteria(speeds: dict[str, TaskSpeed]) -> list[Criterion]:
+    """t1, per task: the declared cost ratios, and the rounds in which our backwards beat the generic layer
+    (all rounds but one: a single round lost to a load burst does not decide)."""
+    criteria = []
+    for task, speed in speeds.items():
+        _check(speed, TaskSpeed, f"speeds[{task!r}]")
+        rounds = len(speed.seconds[DANSKIN])
+        need = max(rounds - 1, 1)
+        criteria.append(
+            at_least(f"{task}: cost dense / Danskin", speed.cost_ratio("danskin"), DANSKIN_COST_RATIO)
+        )
+        criteria.append(
+            at_least(f"{task}: rounds Danskin beat the generic layer", speed.rounds_faster(DANSKIN), need)
+        )
+        if speed.clique_decomposed:
+            criteria.append(
+                at_least(
+                    f"{task}: cost dense / structured", speed.cost_ratio("structured"), STRUCTURED_COST_RATIO
+                )
+            )
+            criteria.append(
+                at_least(
+                    f"{task}: rounds structured beat the generic layer", speed.rounds_faster(STRUCTURED), need
+                )
+            )
+    return criteria
+
+
+def exactness_criteria(checks: dict[str, TaskExactness]) -> list[Criterion]:
+    """t3, per task: the four relative gradient errors of :class:`TaskExactness`."""
+    criteria = []
+    for task, check in checks.items():
+        _check(check, TaskExactness, f"checks[{task!r}]")
+        criteria += [
+            at_most(f"{task}: Danskin vs finite differences", check.danskin_fd, FD_TOL),
+            at_most(f"{task}: structured vs finite differences", check.structured_fd, FD_TOL),
+            at_most(f"{task}: Danskin vs cvxpylayers", check.danskin_generic, GENERIC_TOL),
+            at_most(f"{task}: structured vs cvxpylayers", check.structured_generic, GENERIC_TOL),
+        ]
+    return criteria
+
+
+def bound_criteria(rows: list[BoundRow]) -> list[Criterion]:
+    """t4: per restriction task the largest ``sparse − dense``; per equality task the largest ``|gap|``."""
+    criteria = []
+    for task in dict.fromkeys(r.task for r in rows):
+        gaps = np.array([r.gap for r in rows if r.task == task])
+        if task in RESTRICTION_TASKS:
+            criteria.append(at_most(f"{task}: max(sparse − dense)", float(gaps.max()), BOUND_TOL))
+        if task in EQUAL_TASKS:
+            criteria.append(at_most(f"{task}: max |sparse − dense|", float(np.abs(gaps).max()), EQUAL_TOL))
+    return criteria
