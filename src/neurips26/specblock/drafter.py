@@ -285,9 +285,11 @@ class SpecBlockDrafter(nn.Module):
     def from_target(
         cls, target: Decoder, config: SpecBlockConfig | None = None, *, seed: int = 0
     ) -> SpecBlockDrafter:
-        """A drafter for ``target``, with ``target``'s token embedding copied in."""
+        """A drafter for ``target``, with ``target``'s token embedding copied in, on ``target``'s device (the
+        weights are drawn on the CPU from ``seed`` and moved: the same drafter on every device)."""
         config = SpecBlockConfig.for_target(target) if config is None else config
-        return cls(config, target.token_embedding.weight, seed=seed)
+        weight = target.token_embedding.weight
+        return cls(config, weight.detach().cpu(), seed=seed).to(weight.device)
 
     def _init_weights(self, seed: int) -> None:
         generator = torch.Generator().manual_seed(seed)

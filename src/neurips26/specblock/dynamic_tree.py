@@ -338,12 +338,13 @@ class SpecBlockProposer:
             return out.hidden[leaf.batch, r, leaf.slot]
 
         condition = torch.stack([hidden_of(leaf) for leaf in leaves])
-        tokens = torch.tensor([tree.tokens[leaf.node] for leaf in leaves], dtype=torch.long)
-        base = torch.tensor([row + tree.depth[leaf.node] for leaf in leaves], dtype=torch.long)
-        root_visible = torch.tensor([leaf.root_visible for leaf in leaves], dtype=torch.long)
+        device = condition.device
+        tokens = torch.tensor([tree.tokens[leaf.node] for leaf in leaves], dtype=torch.long, device=device)
+        base = torch.tensor([row + tree.depth[leaf.node] for leaf in leaves], dtype=torch.long, device=device)
+        root_visible = torch.tensor([leaf.root_visible for leaf in leaves], dtype=torch.long, device=device)
         ancestors, ancestor_mask = None, None
         if leaves[0].ancestors:
-            slot = torch.arange(cfg.block_size)
+            slot = torch.arange(cfg.block_size, device=device)
             ancestors = []
             for layer in range(cfg.layers):
                 ks = [

@@ -57,10 +57,10 @@ def chain_mask(
     return torch.cumprod(factors, dim=-1)
 
 
-def slot_weights(block_size: int, gamma: float = 0.8, *, dtype=None) -> Tensor:
-    """``γ^k`` for ``k = 0 … K-1``."""
+def slot_weights(block_size: int, gamma: float = 0.8, *, dtype=None, device=None) -> Tensor:
+    """``γ^k`` for ``k = 0 … K-1`` (on ``device``)."""
     gamma = check_float("gamma", gamma, minimum=0.0, maximum=1.0)
-    return gamma ** torch.arange(block_size, dtype=dtype or torch.get_default_dtype())
+    return gamma ** torch.arange(block_size, dtype=dtype or torch.get_default_dtype(), device=device)
 
 
 def draft_loss(
@@ -73,7 +73,7 @@ def draft_loss(
     ce = -(teacher * F.log_softmax(draft_logits, dim=-1)).sum(-1)  # (…, K)
     flat_ce, flat_c = ce.reshape(-1, k), chain.reshape(-1, k).to(ce.dtype)
     per_slot = (flat_c * flat_ce).sum(0) / flat_c.sum(0).clamp_min(1.0)  # Σ c CE / Σ c (0 when Σ c = 0)
-    return (slot_weights(k, gamma, dtype=ce.dtype) * per_slot).sum(), per_slot
+    return (slot_weights(k, gamma, dtype=ce.dtype, device=ce.device) * per_slot).sum(), per_slot
 
 
 def rank_labels(draft_logits: Tensor, teacher_logits: Tensor) -> Tensor:

@@ -75,8 +75,9 @@ def training_windows(
     last_start = max(t - 1 - window, 0)
     lo = (first_row - window // 2).clamp(0, last_start)
     span = (last_start - lo + 1).to(torch.float64)
-    start = lo + (torch.rand(lo.shape, generator=generator, dtype=torch.float64) * span).long()
-    index = start[:, None] + torch.arange(window + pad)
+    draws = torch.rand(lo.shape, generator=generator, dtype=torch.float64).to(lo.device)  # CPU stream, moved
+    start = lo + (draws * span).long()
+    index = start[:, None] + torch.arange(window + pad, device=lo.device)
     return index.clamp(max=t - 1), index < t
 
 
@@ -110,7 +111,8 @@ def ttt_losses(
     for b, out in enumerate(outputs):
         if b:
             offset += steps[b - 1]
-        cols = torch.arange(s)[:, None] + 1 + offset + torch.arange(kk)  # teacher position i+1+O+k
+        ar = torch.arange(max(s, kk), device=logits.device)
+        cols = ar[:s, None] + 1 + offset + ar[:kk]  # teacher position i+1+O+k
         cols = cols.clamp(max=tokens.shape[1] - 1)
         teacher = logits[:, cols]  # (B, S, K, V)
         valid = mask[:, cols]  # (B, S, K)
@@ -211,7 +213,9 @@ def train_specblock(
             f"data.logits has {logits.shape[-1]} classes; the config's vocab_size is {config.vocab_size}"
         )
 
-    drafter = SpecBlockDrafter.from_target(target, config, seed=seed)
+    drafter = SpecBlockDrafter.from_target(target, config, seed=seed)  # on the target's device
+    device = drafter.embedding.device
+    tokens, logits, hidden, mask = (t.to(device) for t in (tokens, logits, hidden, mask))
     features = fused_features(hidden).to(drafter.embedding.dtype)  # f_i = [h⁽¹⁾; h⁽²⁾; h⁽³⁾]
     if features.shape[-1] != config.feature_dim:
         raise ValueError(
@@ -223,7 +227,7 @@ def train_specblock(
     pad = 2 + (ttt_blocks - 1) * kk + kk
     has = mask.any(1)
     first_row = torch.where(
-        has, mask.float().argmax(1), torch.zeros(n, dtype=torch.long)
+        has, mask.float().argmax(1), torch.zeros(n, dtype=torch.long, device=device)
     )  # first learnable row
     pool = torch.nonzero(has).flatten()
     if pool.numel() == 0:
