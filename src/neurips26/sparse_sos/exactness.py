@@ -66,7 +66,7 @@ class ExactnessConfig:
     def for_scale(cls, scale: str) -> ExactnessConfig:
         sizes = (
             ("chain_quartic", pick(scale, smoke=3, default=5, paper=8)),
-            ("maxcut", pick(scale, smoke=6, default=9, paper=18)),
+            ("maxcut", pick(scale, smoke=9, default=9, paper=18)),
             ("oscillator", pick(scale, smoke=3, default=4, paper=6)),
             ("pose_sync", pick(scale, smoke=4, default=6, paper=10)),
             ("pendulum", 2),

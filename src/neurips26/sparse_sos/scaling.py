@@ -2,8 +2,10 @@
 memory and the wall clock, for the three paths, in one run (claims t2-scaling and t5-no-dense).
 
 Sparse paths run on every ``n`` of ``sparse_ns``; the dense formulation (the structured algorithm on one
-clique) only on ``dense_ns`` (its cost grows like ``binom(n + 2, 2)³``). Where both run, their backward
-wall clocks are measured side by side in interleaved rounds (:func:`neurips26.timing.time_interleaved`).
+clique) only on ``dense_ns`` (its cost grows like ``binom(n + 2, 2)³``). At every ``n`` the backward wall
+clocks of the paths that run there are measured side by side in interleaved rounds
+(:func:`neurips26.timing.time_interleaved`); the profiles' own ``backward_seconds`` run under
+``tracemalloc`` (for the peak memory) and are slower, so the wall clock comes from the rounds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from neurips26.sparse_sos.profiles import BackwardProfile, prepare_backward, pro
 from neurips26.sparse_sos.tasks.chain_quartic import chain_quartic_instance
 from neurips26.stats import loglog_fit
 from neurips26.timing import time_interleaved
-from neurips26.validation import check_int, check_int_tuple, check_seed
+from neurips26.validation import check_choice, check_int, check_int_tuple, check_seed
 
 #: The three backward paths compared, as (formulation, path).
 SCALING_PATHS: tuple[tuple[str, str], ...] = (
@@ -26,6 +28,10 @@ SCALING_PATHS: tuple[tuple[str, str], ...] = (
     ("sparse", "structured"),
     ("dense", "structured"),
 )
+
+
+#: What :meth:`ScalingResult.series` can read from a profile.
+SERIES: tuple[str, ...] = ("flops", "nnz_m", "iterations", "peak_bytes", "backward_seconds")
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,9 @@ class ScalingConfig:
 
 @dataclass(frozen=True)
 class ScalingResult:
-    """Per (formulation, path): the sizes, and for each size its profile; per dense size the interleaved
-    backward seconds of the sparse structured and the dense structured paths."""
+    """Per (formulation, path): the sizes, and for each size its profile; per size the interleaved backward
+    seconds of every path that runs there (``"sparse structured"``, ``"danskin"``, and ``"dense structured"``
+    on ``dense_ns``)."""
 
     config: ScalingConfig
     profiles: dict[tuple[str, str], dict[int, BackwardProfile]]
@@ -73,7 +80,8 @@ class ScalingResult:
 
     def series(self, formulation: str, path: str, what: str) -> tuple[np.ndarray, np.ndarray]:
         """``(n, value)`` of one path; ``what``: ``"flops"``, ``"nnz_m"``, ``"iterations"``,
-        ``"peak_bytes"`` or ``"backward_seconds"``."""
+        ``"peak_bytes"`` or ``"backward_seconds"`` (``ValueError`` naming ``what`` otherwise)."""
+        check_choice("what", what, SERIES)
         by_n = self.profiles[formulation, path]
         ns = np.array(sorted(by_n))
         values = []
@@ -88,25 +96,33 @@ class ScalingResult:
         return loglog_fit(ns, values, skip_invalid=True)[0]
 
     def median_wall(self, n: int, name: str) -> float:
+        """The median backward seconds of ``name`` at ``n`` over the interleaved rounds."""
         return float(np.median(self.wall[n][name]))
+
+    def wall_series(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(n, median backward seconds)`` of ``name`` at every size where it was timed."""
+        ns = np.array(sorted(n for n in self.wall if name in self.wall[n]))
+        return ns, np.array([self.median_wall(int(n), name) for n in ns])
 
 
 def backward_scaling(config: ScalingConfig, *, verbose: bool = True) -> ScalingResult:
-    """Profile every path at every size; time the backwards side by side where all run (module docstring)."""
+    """Profile every path at every size and time the backwards side by side (module docstring)."""
+    if not isinstance(config, ScalingConfig):
+        raise TypeError(f"config must be a ScalingConfig; got {type(config).__name__}")
     profiles: dict[tuple[str, str], dict[int, BackwardProfile]] = {key: {} for key in SCALING_PATHS}
     wall: dict[int, dict[str, tuple[float, ...]]] = {}
     for n in progress(config.sparse_ns, desc="chain sizes", show=verbose):
         sparse = chain_quartic_instance(n, config.seed, "sparse")
         for path in ("danskin", "structured"):
             profiles["sparse", path][n] = profile_backward(sparse, path)
+        runs = {
+            "sparse structured": prepare_backward(sparse, "structured").run,
+            "danskin": prepare_backward(sparse, "danskin").run,
+        }
         if n in config.dense_ns:
             dense = chain_quartic_instance(n, config.seed, "dense")
             profiles["dense", "structured"][n] = profile_backward(dense, "structured")
-            runs = {
-                "sparse structured": prepare_backward(sparse, "structured").run,
-                "dense structured": prepare_backward(dense, "structured").run,
-                "danskin": prepare_backward(sparse, "danskin").run,
-            }
-            timing = time_interleaved(runs, rounds=config.rounds, warmup=1, threads=1)
-            wall[n] = dict(timing.seconds)
+            runs["dense structured"] = prepare_backward(dense, "structured").run
+        timing = time_interleaved(runs, rounds=config.rounds, warmup=1, threads=1)
+        wall[n] = dict(timing.seconds)
     return ScalingResult(config, profiles, wall)

@@ -16,7 +16,7 @@ one forward solve per formulation; then:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -101,7 +101,8 @@ class SpeedConfig:
 @dataclass(frozen=True)
 class TaskSpeed:
     """One task's measurements: ``flops`` per backward (dense structured, sparse structured, Danskin), the
-    per-round backward seconds of the three wall-clock contenders, and the blocks of each formulation."""
+    per-round backward seconds of the three wall-clock contenders, the blocks of each formulation, and the
+    LSQR ``iterations`` of the structured adjoint on each (``"dense"``, ``"structured"``)."""
 
     task: str
     size: int
@@ -109,6 +110,7 @@ class TaskSpeed:
     dense_blocks: tuple[int, ...]
     flops: dict[str, int]
     seconds: dict[str, tuple[float, ...]]
+    iterations: dict[str, int] = field(default_factory=dict)
 
     @property
     def clique_decomposed(self) -> bool:
@@ -154,11 +156,13 @@ def task_speed(task: str, size: int, *, seed: int = 0, rounds: int = 7) -> TaskS
     check_int("rounds", rounds, minimum=1)
     sparse = task_instance(task, size, seed, "sparse")
     dense = task_instance(task, size, seed, "dense")
-    flops = {
-        "dense": profile_backward(dense, "structured").cost.flops,
-        "structured": profile_backward(sparse, "structured").cost.flops,
-        "danskin": profile_backward(sparse, "danskin").cost.flops,
+    costs = {
+        "dense": profile_backward(dense, "structured").cost,
+        "structured": profile_backward(sparse, "structured").cost,
+        "danskin": profile_backward(sparse, "danskin").cost,
     }
+    flops = {path: cost.flops for path, cost in costs.items()}
+    iterations = {path: costs[path].iterations for path in ("dense", "structured")}
     generic, _ = _generic_backward(dense)
     runs = {
         GENERIC: generic,
@@ -166,7 +170,9 @@ def task_speed(task: str, size: int, *, seed: int = 0, rounds: int = 7) -> TaskS
         DANSKIN: prepare_backward(sparse, "danskin").run,
     }
     timing = time_interleaved(runs, rounds=rounds, warmup=1, threads=1, reference=GENERIC)
-    return TaskSpeed(task, size, sparse.program.psd, dense.program.psd, flops, dict(timing.seconds))
+    return TaskSpeed(
+        task, size, sparse.program.psd, dense.program.psd, flops, dict(timing.seconds), iterations
+    )
 
 
 def backward_speed(config: SpeedConfig, *, verbose: bool = True) -> dict[str, TaskSpeed]:
