@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,8 @@ class FitConfig:
     early_stop_patience: int | None = None
     monitor: str | None = None
     mode: str = "min"
+    lr_scale: Mapping[str, float] | None = None
+    no_decay: Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         check_int("steps", self.steps, minimum=1)
@@ -85,6 +87,80 @@ class FitConfig:
         if self.monitor is not None and not isinstance(self.monitor, str):
             raise TypeError(f"monitor must be a str or None; got {type(self.monitor).__name__}")
         check_choice("mode", self.mode, ("min", "max"))
+        if self.lr_scale is not None:
+            if not isinstance(self.lr_scale, Mapping):
+                kind = type(self.lr_scale).__name__
+                raise TypeError(f"lr_scale must be a mapping of name prefix -> factor or None; got {kind}")
+            for prefix, factor in self.lr_scale.items():
+                _check_prefix("lr_scale", prefix)
+                check_float(f"lr_scale[{prefix!r}]", factor, minimum=0.0, strict_min=True)
+            # A plain dict copy: the caller's mapping may change later; a dict still pickles with History.
+            object.__setattr__(self, "lr_scale", {p: float(f) for p, f in self.lr_scale.items()})
+        if self.no_decay is not None:
+            if isinstance(self.no_decay, str) or not isinstance(self.no_decay, Sequence):
+                kind = type(self.no_decay).__name__
+                raise TypeError(f"no_decay must be a sequence of prefixes (not a str) or None; got {kind}")
+            for prefix in self.no_decay:
+                _check_prefix("no_decay", prefix)
+            object.__setattr__(self, "no_decay", tuple(self.no_decay))
+
+
+def _check_prefix(name: str, prefix: object) -> str:
+    """A parameter-name prefix: a non-empty str without a leading or trailing dot."""
+    if not isinstance(prefix, str):
+        raise TypeError(f"{name} prefixes must be str; got {type(prefix).__name__} {prefix!r}")
+    if not prefix or prefix.startswith(".") or prefix.endswith("."):
+        raise ValueError(f"{name} prefixes must be non-empty, without a leading/trailing dot; got {prefix!r}")
+    return prefix
+
+
+def _under(name: str, prefix: str) -> bool:
+    """Whether parameter ``name`` is ``prefix`` or under it (``"K"`` covers ``"K.weight"``, not ``"Kb"``)."""
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _param_groups(
+    named: list[tuple[str, nn.Parameter]], config: FitConfig
+) -> tuple[list[dict[str, Any]], list[float]]:
+    """AdamW parameter groups and each group's learning-rate factor.
+
+    Weight decay applies to matrices and higher-rank weights only (never to biases or norm gains) and,
+    with ``config.no_decay``, not to parameters under those name prefixes. With ``config.lr_scale`` a
+    parameter's learning rate is the scheduled rate times the factor of the longest prefix it lies
+    under (1 when none). With both None the groups are exactly the historical two (decayed, undecayed),
+    so trainings that pass neither are bit-identical to before these options existed.
+    """
+    params = [p for _, p in named]
+    if config.lr_scale is None and config.no_decay is None:
+        decay = [p for p in params if p.ndim >= 2]
+        undecayed = [p for p in params if p.ndim < 2]
+        groups = [
+            {"params": group, "weight_decay": wd}
+            for group, wd in ((decay, config.weight_decay), (undecayed, 0.0))
+            if group
+        ]
+        return groups, [1.0] * len(groups)
+    names = [n for n, _ in named]
+    lr_scale = dict(config.lr_scale or {})
+    no_decay = tuple(config.no_decay or ())
+    for option, prefixes in (("lr_scale", tuple(lr_scale)), ("no_decay", no_decay)):
+        for prefix in prefixes:
+            if not any(_under(n, prefix) for n in names):
+                shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+                raise ValueError(
+                    f"{option} prefix {prefix!r} matches no trainable parameter of the model ({shown})"
+                )
+    keyed: dict[tuple[float, bool], list[nn.Parameter]] = {}
+    for name, p in named:
+        matches = [prefix for prefix in lr_scale if _under(name, prefix)]
+        factor = lr_scale[max(matches, key=len)] if matches else 1.0
+        decays = p.ndim >= 2 and not any(_under(name, prefix) for prefix in no_decay)
+        keyed.setdefault((factor, decays), []).append(p)
+    groups = [
+        {"params": group, "weight_decay": config.weight_decay if decays else 0.0}
+        for (_, decays), group in keyed.items()
+    ]
+    return groups, [factor for factor, _ in keyed]
 
 
 @dataclass
@@ -231,6 +307,8 @@ def fit(
     mode: str = "min",
     progress: bool = True,
     desc: str = "training",
+    lr_scale: Mapping[str, float] | None = None,
+    no_decay: Sequence[str] | None = None,
 ) -> History:
     """Train ``model`` in place with AdamW for ``steps`` updates and return its :class:`History`.
 
@@ -239,6 +317,14 @@ def fit(
     (a scalar tensor); back-propagate; scale the gradients so their global L2 norm is at most
     ``grad_clip`` (``g <- g * min(1, c / ||g||)``, none when ``grad_clip`` is None); take an AdamW step.
     Weight decay applies to matrices and higher-rank weights only, not to biases or norm gains.
+
+    Per-parameter options, by parameter-name prefix (a prefix covers the parameter of that name and every
+    parameter under it: ``"K"`` covers ``K.weight``, not ``Kb.weight``): ``lr_scale={"K": 0.1}`` trains
+    those parameters at 0.1 times the scheduled rate (the longest matching prefix wins; ``History.lr``
+    records the unscaled rate; AdamW's decay step ``lr * weight_decay`` scales with it);
+    ``no_decay=("K",)`` exempts them from weight decay. A prefix that matches
+    no trainable parameter, or a factor that is not a finite number > 0, raises ``ValueError``. With both
+    None (the default) training is bit-identical to a ``fit`` without these options.
 
     ``eval_fn(model)`` (run in eval mode under ``torch.no_grad``) returns a float or a mapping of named
     floats; it runs after every ``eval_every`` updates and after the last one. With
@@ -261,6 +347,8 @@ def fit(
         early_stop_patience=early_stop_patience,
         monitor=monitor,
         mode=mode,
+        lr_scale=lr_scale,
+        no_decay=no_decay,
     )
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
@@ -273,17 +361,12 @@ def fit(
     next_batch = _batch_source(batches)
     show = progress_enabled(progress)
 
-    params = [p for p in model.parameters() if p.requires_grad]
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    params = [p for _, p in named]
     if not params:
         raise ValueError("model has no trainable parameters")
     device = params[0].device
-    decay = [p for p in params if p.ndim >= 2]
-    no_decay = [p for p in params if p.ndim < 2]
-    groups = [
-        {"params": group, "weight_decay": wd}
-        for group, wd in ((decay, config.weight_decay), (no_decay, 0.0))
-        if group
-    ]
+    groups, factors = _param_groups(named, config)
     optimizer = torch.optim.AdamW(groups, lr=config.lr, betas=config.betas)
     max_norm = config.grad_clip if config.grad_clip is not None else math.inf
 
@@ -301,8 +384,8 @@ def fit(
         try:
             for s in range(steps):
                 rate = lr_at(s, lr=lr, steps=steps, warmup=warmup, min_lr_ratio=min_lr_ratio)
-                for group in optimizer.param_groups:
-                    group["lr"] = rate
+                for group, factor in zip(optimizer.param_groups, factors, strict=True):
+                    group["lr"] = rate if factor == 1.0 else rate * factor
                 batch = next_batch(s)
                 if device.type != "cpu":
                     batch = _to_device(batch, device)

@@ -228,3 +228,131 @@ def test_bad_arguments_name_the_field():
         fit(_model(), _mse, batches, steps=5, seed=0, early_stop_patience=2)
     with pytest.raises(FloatingPointError, match="step 0"):
         fit(_model(), lambda m, b: _mse(m, b) * float("nan"), batches, steps=5, seed=0, progress=False)
+
+
+# --- per-parameter options: lr_scale (name prefix -> factor) and no_decay (name prefixes) ---------------
+
+
+def _groups_seen(run) -> list[list[tuple[float, float, list[int]]]]:
+    """Run ``run()`` and record, at every optimizer step, each group's (lr, weight_decay, param ids)."""
+    seen: list[list[tuple[float, float, list[int]]]] = []
+
+    def record(optimizer, args, kwargs):
+        groups = optimizer.param_groups
+        seen.append([(g["lr"], g["weight_decay"], [id(p) for p in g["params"]]) for g in groups])
+
+    handle = register_optimizer_step_pre_hook(record)
+    try:
+        run()
+    finally:
+        handle.remove()
+    return seen
+
+
+def test_without_the_options_the_groups_are_the_historical_two():
+    _, _, batches = _regression()
+    model = _model()
+    seen = _groups_seen(lambda: fit(model, _mse, batches, steps=3, seed=0, weight_decay=0.1, progress=False))
+    matrices = [id(p) for p in model.parameters() if p.ndim >= 2]
+    vectors = [id(p) for p in model.parameters() if p.ndim < 2]
+    for step in seen:
+        assert [(wd, ids) for _, wd, ids in step] == [(0.1, matrices), (0.0, vectors)]
+
+
+def test_factor_one_everywhere_is_bitwise_the_default_training():
+    _, _, batches = _regression()
+    runs = []
+    for options in ({}, {"lr_scale": {"0": 1.0, "3": 1.0}, "no_decay": ()}):
+        model = _model()
+        kw = dict(steps=30, seed=3, lr=1e-2, warmup=3, weight_decay=0.1, progress=False)
+        history = fit(model, _mse, batches, **kw, **options)
+        runs.append((history.loss, [p.detach().clone() for p in model.parameters()]))
+    assert runs[0][0] == runs[1][0]
+    assert all(torch.equal(a, b) for a, b in zip(runs[0][1], runs[1][1], strict=True))
+
+
+def test_a_prefix_gets_its_factor_and_the_longest_prefix_wins():
+    _, _, batches = _regression()
+    model = _model()
+    scale = {"0": 0.1, "0.weight": 0.5}
+    schedule = dict(lr=1e-2, warmup=2, min_lr_ratio=0.1)
+    seen = _groups_seen(
+        lambda: fit(model, _mse, batches, steps=6, seed=0, lr_scale=scale, progress=False, **schedule)
+    )
+    factor_of = {id(p): scale.get(n, 0.1 if n.startswith("0.") else 1.0) for n, p in model.named_parameters()}
+    assert {factor_of[id(model[0].weight)], factor_of[id(model[0].bias)]} == {0.5, 0.1}
+    for s, step in enumerate(seen):
+        rate = lr_at(s, steps=6, **schedule)
+        covered = []
+        for lr, _, ids in step:
+            assert all(lr == pytest.approx(rate * factor_of[i], rel=1e-12) for i in ids)
+            covered += ids
+        assert sorted(covered) == sorted(factor_of)  # every parameter in exactly one group
+
+
+def test_the_scaled_rate_scales_the_first_adam_step():
+    # Adam's first update moves each weight by lr * g / (|g| + eps), i.e. by ~lr: the factor shows up in it.
+    _, _, batches = _regression()
+    model = _model(dropout=0.0)
+    before = [p.detach().clone() for p in model.parameters()]
+    fit(model, _mse, batches, steps=1, seed=0, lr=1e-3, grad_clip=None, lr_scale={"3": 0.1}, progress=False)
+    moves = [(p.detach() - b).abs().max().item() for p, b in zip(model.parameters(), before, strict=True)]
+    first, last = moves[:2], moves[2:]  # layer 0 (weight, bias), layer 3 (weight, bias)
+    rate = lr_at(0, lr=1e-3, steps=1)  # one update: min_lr_ratio * lr = 1e-4
+    assert all(m == pytest.approx(rate, rel=1e-2) for m in first)
+    assert all(m == pytest.approx(0.1 * rate, rel=1e-2) for m in last)
+
+
+def test_no_decay_params_are_untouched_by_decay():
+    # A loss with zero gradient: Adam's update is 0, so only AdamW's decay p <- p (1 - lr wd) moves weights.
+    _, _, batches = _regression()
+    model = _model(dropout=0.0)
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+
+    def flat(model, batch):
+        return 0.0 * _mse(model, batch)
+
+    kw = dict(steps=5, seed=0, lr=0.1, weight_decay=0.5, progress=False)
+    history = fit(model, flat, batches, no_decay=("0",), **kw)
+    after = dict(model.named_parameters())
+    for name in ("0.weight", "0.bias", "3.bias"):  # excluded by prefix; biases are never decayed
+        assert torch.equal(after[name].detach(), before[name])
+    shrink = math.prod(1.0 - lr * 0.5 for lr in history.lr)
+    torch.testing.assert_close(after["3.weight"].detach(), before["3.weight"] * shrink, rtol=1e-6, atol=0)
+    assert shrink < 0.9  # the decay was large enough to see
+
+
+def test_unknown_prefixes_name_their_option():
+    _, _, batches = _regression()
+    with pytest.raises(ValueError, match="lr_scale prefix 'K'"):
+        fit(_model(), _mse, batches, steps=2, seed=0, lr_scale={"K": 0.1}, progress=False)
+    with pytest.raises(ValueError, match="no_decay prefix 'K'"):
+        fit(_model(), _mse, batches, steps=2, seed=0, no_decay=("K",), progress=False)
+    # A prefix covers whole name components: "0.w" is not a prefix of "0.weight".
+    with pytest.raises(ValueError, match="lr_scale prefix '0.w'"):
+        fit(_model(), _mse, batches, steps=2, seed=0, lr_scale={"0.w": 0.1}, progress=False)
+    frozen = _model()
+    frozen[0].requires_grad_(False)  # a prefix that names only frozen parameters matches nothing trainable
+    with pytest.raises(ValueError, match="no_decay prefix '0'"):
+        fit(frozen, _mse, batches, steps=2, seed=0, no_decay=("0",), progress=False)
+
+
+@pytest.mark.parametrize("factor", [0.0, -0.1, float("nan"), float("inf")])
+def test_bad_factors_are_rejected(factor):
+    with pytest.raises(ValueError, match="lr_scale"):
+        FitConfig(steps=5, seed=0, lr_scale={"0": factor})
+
+
+def test_bad_option_types_are_rejected():
+    with pytest.raises(TypeError, match="lr_scale"):
+        FitConfig(steps=5, seed=0, lr_scale={"0": "fast"})
+    with pytest.raises(TypeError, match="lr_scale"):
+        FitConfig(steps=5, seed=0, lr_scale=[("0", 0.1)])
+    with pytest.raises(TypeError, match="no_decay"):
+        FitConfig(steps=5, seed=0, no_decay="K")  # one str, not a sequence of prefixes
+    with pytest.raises(ValueError, match="no_decay"):
+        FitConfig(steps=5, seed=0, no_decay=("",))
+    with pytest.raises(ValueError, match="lr_scale"):
+        FitConfig(steps=5, seed=0, lr_scale={"K.": 0.1})
+    config = FitConfig(steps=5, seed=0, lr_scale={"K": 1}, no_decay=["K"])
+    assert config.lr_scale == {"K": 1.0} and config.no_decay == ("K",)

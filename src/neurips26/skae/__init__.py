@@ -1,0 +1,21 @@
+"""SKAE: sparse Koopman autoencoders whose active latent coordinates mark the basin (chapter 04).
+
+Reproduces "Sparse Koopman Supports for Multibasin Forecasting and Transductive Regime Alignment"
+(anonymous NeurIPS 2026 submission; source and code in the authors' repository ``aidanmrli/skae``).
+
+What exists so far:
+
+- :mod:`neurips26.skae.systems` — RK4 stored-step maps; the Gaussian-well family (Square four-well,
+  High-cross three-well, Asymmetric three-well, Transition-routes four-well, seeded random instances);
+  Local-linear gates with native labels; the Shimizu-Morioka, Sakarya, Lorenz-63 and Lorenz-96 flows;
+  nearest-centre proxy labels, the centre margin ``d2 - d1``, and the hard-pool training reset.
+
+- :mod:`neurips26.skae.model` — :class:`~neurips26.skae.model.KAE` with a LISTA, sparse-MLP, dense-MLP
+  or top-k encoder and a dense, block or soft-block transition ``K``.
+- :mod:`neurips26.skae.losses` — the prediction, reconstruction, linearity and sparsity terms.
+- :mod:`neurips26.skae.rollout` — rollouts with no, every-step or periodic re-encoding; the paper's best
+  periodic cadence and the cadence frozen on validation starts; MSE through a horizon.
+- :mod:`neurips26.skae.supports` — support rules and greedy Jaccard families (alignment and routing).
+
+Routing, metrics, interventions, baselines, checkpoints and the experiment runners come later.
+"""
