@@ -17,5 +17,11 @@ What exists so far:
   periodic cadence and the cadence frozen on validation starts; MSE through a horizon.
 - :mod:`neurips26.skae.supports` — support rules and greedy Jaccard families (alignment and routing).
 
-Routing, metrics, interventions, baselines, checkpoints and the experiment runners come later.
+- :mod:`neurips26.skae.data` — training windows drawn fresh per step (hard-pool or uniform resets;
+  standardised cuts of cached trajectories on the flows), seeded evaluation sets on disjoint streams.
+- :mod:`neurips26.skae.prepare` — the model table of the claims (109 models), trained with
+  :func:`neurips26.train.fit` (K at 0.1× the rate, undecayed) and shipped as float16 checkpoints through
+  the checkpoint registry (``python -m neurips26.skae.prepare``).
+
+Routing, metrics, interventions, baselines and the experiment runners come later.
 """

@@ -1,0 +1,300 @@
+"""The chapter's data: fresh training windows, validation and test starts with their true futures, and the
+trajectories of the alignment and routing evaluations, all procedural and seeded.
+
+Training windows (paper §method_training; the authors' ``generate_sequence_batch``): each window is a reset
+state ``x_0`` and the ``L`` stored steps that follow it, ``(B, L + 1, d)``. On a box-reset system the resets
+come from the paper's hard pool (:class:`~neurips26.skae.systems.HardPoolSampler`: a pool point plus jitter
+with probability 0.5, else uniform in the box) or, with ``resets="uniform"``, from the box alone. The
+paper cycles eight fixed batches (an artefact its authors admit); we draw a fresh batch at every training
+step ``s`` from its own stream ``sub_seed(seed, TRAIN, s)`` [ours], so a step's batch does not depend on
+how many steps came before it and a resumed run sees the same data.
+
+Chaotic flows have no reset box. As for the paper's Dysts caches, ``flow_trajectories`` trajectories of
+``flow_length`` stored steps are rolled once from states warmed up on the attractor, windows are cut at
+uniformly drawn offsets, and every state the learner or an evaluation sees is standardised by the
+per-coordinate mean and standard deviation of those training trajectories (:class:`Standardizer`; the
+identity on the controlled systems).
+
+Evaluation sets (ours where the paper leaves sizes open): validation and test starts (``val_starts`` and
+``test_starts``, 100 per seed as in the paper) drawn from the base reset law (uniform in the box, or warmed
+up on a flow's attractor) with their true futures to ``horizon``; the alignment set, ``128`` trajectories
+of ``129`` states (128 transitions) from uniform box starts, in two disjoint draws (``"eval"``, on which the
+paper fits its families transductively, and ``"fit"`` for our held-out variant); routing trajectories
+(256 of 192 transitions from the training reset law, paper §routing). Every set has its own stream
+(:data:`STREAMS`) via :func:`neurips26.seeding.sub_seed`, so no two sets share a start.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import torch
+from torch import Tensor
+
+from neurips26.seeding import sub_seed
+from neurips26.skae.losses import WINDOW
+from neurips26.skae.systems import SYSTEMS, HardPoolConfig, HardPoolSampler, System, make_system
+from neurips26.validation import check_choice, check_int, check_seed
+
+#: Reset laws of the training windows: ``"auto"`` is the hard pool on a box system, the attractor on a flow.
+RESETS = ("auto", "hard-pool", "uniform", "attractor")
+
+#: Independent random streams of one seed (``sub_seed(seed, stream, ...)``).
+STREAMS = {
+    "train": 0,
+    "val": 1,
+    "test": 2,
+    "align-eval": 3,
+    "align-fit": 4,
+    "route": 5,
+    "pool": 6,
+    "flow": 7,
+    "val-windows": 8,
+}
+
+#: Window length on the Dysts flows (paper appendix; 8 on the controlled benchmark, :data:`WINDOW`).
+FLOW_WINDOW = 10
+
+
+def has_box(key: str) -> bool:
+    """Whether system ``key`` resets in a box (the controlled systems) rather than on an attractor."""
+    return make_system(key).box is not None
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """What the training windows of one model are drawn from (everything here enters a checkpoint's hash).
+
+    ``system``: a key of :data:`~neurips26.skae.systems.SYSTEMS`; ``seed``: the data seed (every stream of
+    :data:`STREAMS` derives from it); ``window``: ``L`` (stored steps after the reset); ``batch``: windows per
+    training step; ``resets``: one of :data:`RESETS`; ``pool``: the hard-pool settings; ``flow_trajectories``
+    and ``flow_length``: the cached trajectories of a flow (ignored on box systems).
+    """
+
+    system: str
+    seed: int = 0
+    window: int = WINDOW
+    batch: int = 256
+    resets: str = "auto"
+    pool: HardPoolConfig = field(default_factory=HardPoolConfig)
+    flow_trajectories: int = 64
+    flow_length: int = 2000
+
+    def __post_init__(self) -> None:
+        check_choice("system", self.system, tuple(SYSTEMS))
+        check_seed("seed", self.seed)
+        check_int("window", self.window, minimum=1)
+        check_int("batch", self.batch, minimum=1)
+        check_choice("resets", self.resets, RESETS)
+        if not isinstance(self.pool, HardPoolConfig):
+            raise TypeError(f"pool must be a HardPoolConfig; got {type(self.pool).__name__}")
+        check_int("flow_trajectories", self.flow_trajectories, minimum=1)
+        check_int("flow_length", self.flow_length, minimum=self.window)
+        box = has_box(self.system)
+        if box and self.resets == "attractor":
+            raise ValueError(f"resets must be 'hard-pool' or 'uniform' for the box system {self.system!r}")
+        if not box and self.resets in ("hard-pool", "uniform"):
+            raise ValueError(f"resets must be 'attractor' for the flow {self.system!r}, which has no box")
+
+    @property
+    def reset_law(self) -> str:
+        """The resolved reset law: ``"hard-pool"``, ``"uniform"`` or ``"attractor"``."""
+        if self.resets != "auto":
+            return self.resets
+        return "hard-pool" if has_box(self.system) else "attractor"
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Sizes of the evaluation sets (they never enter a checkpoint's hash).
+
+    ``val_starts``/``test_starts`` with futures to ``horizon``; ``align_trajectories`` trajectories of
+    ``align_steps`` transitions for the alignment; ``route_trajectories`` of ``route_steps`` transitions.
+    """
+
+    test_starts: int = 100
+    val_starts: int = 16
+    horizon: int = 1000
+    align_trajectories: int = 128
+    align_steps: int = 128
+    route_trajectories: int = 256
+    route_steps: int = 192
+
+    def __post_init__(self) -> None:
+        for name in ("test_starts", "val_starts", "horizon", "align_trajectories", "align_steps"):
+            check_int(name, getattr(self, name), minimum=1)
+        check_int("route_trajectories", self.route_trajectories, minimum=1)
+        check_int("route_steps", self.route_steps, minimum=1)
+
+
+# ------------------------------------------------------------------------------------------------------
+# flows: cached trajectories and the standardisation
+# ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Standardizer:
+    """``(x − mean) / std`` per coordinate (the identity on the controlled systems)."""
+
+    mean: Tensor
+    std: Tensor
+
+    def apply(self, x: Tensor) -> Tensor:
+        """Standardised states, same shape and dtype as ``x``."""
+        return (x - self.mean.to(x)) / self.std.to(x)
+
+    def invert(self, x: Tensor) -> Tensor:
+        """States in native coordinates from standardised ones."""
+        return x * self.std.to(x) + self.mean.to(x)
+
+
+@lru_cache(maxsize=8)
+def flow_cache(config: DataConfig) -> Tensor:
+    """The flow's training trajectories, ``(flow_trajectories, flow_length + 1, d)`` float64, native units.
+
+    Starts warmed up on the attractor (stream ``"flow"``); kept in memory per configuration (read it, do
+    not write into it).
+    """
+    if config.reset_law != "attractor":
+        raise ValueError(f"flow_cache needs a flow; {config.system!r} resets in a box")
+    system = make_system(config.system)
+    x0 = system.initial_states(config.flow_trajectories, sub_seed(config.seed, STREAMS["flow"]))
+    return system.trajectories(x0, config.flow_length)
+
+
+@lru_cache(maxsize=16)
+def standardizer(config: DataConfig) -> Standardizer:
+    """Mean and standard deviation of the flow cache per coordinate; the identity on a box system."""
+    system = make_system(config.system)
+    if config.reset_law != "attractor":
+        return Standardizer(
+            torch.zeros(system.dim, dtype=torch.float64), torch.ones(system.dim, dtype=torch.float64)
+        )
+    states = flow_cache(config).reshape(-1, system.dim)
+    return Standardizer(states.mean(0), states.std(0).clamp_min(1e-12))
+
+
+@lru_cache(maxsize=16)
+def hard_pool(config: DataConfig) -> HardPoolSampler:
+    """The hard-pool sampler of ``config`` (stream ``"pool"``), built once per configuration."""
+    return HardPoolSampler(
+        make_system(config.system), config.pool, seed=sub_seed(config.seed, STREAMS["pool"])
+    )
+
+
+# ------------------------------------------------------------------------------------------------------
+# training windows
+# ------------------------------------------------------------------------------------------------------
+
+
+def _windows(config: DataConfig, n: int, seed: int) -> Tensor:
+    """``n`` windows ``(n, L + 1, d)`` float32 (standardised on a flow) from the stream ``seed``."""
+    system = make_system(config.system)
+    law = config.reset_law
+    if law == "attractor":
+        cache = flow_cache(config)
+        generator = torch.Generator().manual_seed(seed)
+        which = torch.randint(cache.shape[0], (n,), generator=generator)
+        start = torch.randint(cache.shape[1] - config.window, (n,), generator=generator)
+        offsets = start[:, None] + torch.arange(config.window + 1)
+        out = standardizer(config).apply(cache[which[:, None], offsets])
+    else:
+        if law == "hard-pool":
+            x0 = hard_pool(config).sample(n, seed)
+        else:
+            x0 = system.initial_states(n, seed)
+        out = system.trajectories(x0, config.window)
+    return out.to(torch.float32)
+
+
+class WindowSampler:
+    """Training batches for :func:`neurips26.train.fit`: ``sampler(step)`` is the batch of update ``step``.
+
+    Each batch is ``(batch, L + 1, d)`` float32 on the CPU (``fit`` moves it to the model's device), drawn
+    from the stream ``sub_seed(seed, "train", step)``: the same config and step give the same windows.
+    """
+
+    def __init__(self, config: DataConfig) -> None:
+        if not isinstance(config, DataConfig):
+            raise TypeError(f"config must be a DataConfig; got {type(config).__name__}")
+        self.config = config
+        if config.reset_law == "hard-pool":
+            hard_pool(config)  # build the pool now, not inside the first training step
+        elif config.reset_law == "attractor":
+            flow_cache(config)
+
+    def __call__(self, step: int) -> Tensor:
+        step = check_int("step", step, minimum=0)
+        return _windows(self.config, self.config.batch, sub_seed(self.config.seed, STREAMS["train"], step))
+
+
+def validation_windows(config: DataConfig, n: int = 256) -> Tensor:
+    """``n`` fixed windows of the training law on their own stream (``"val-windows"``): held-out loss."""
+    return _windows(config, check_int("n", n, minimum=1), sub_seed(config.seed, STREAMS["val-windows"]))
+
+
+# ------------------------------------------------------------------------------------------------------
+# evaluation sets
+# ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Trajectories:
+    """Starts ``(N, d)`` and their true futures ``x_1..x_H``, ``(N, H, d)``, float64 (standardised on a
+    flow): what :func:`~neurips26.skae.rollout.best_periodic` and friends take as ``x0`` and ``truth``."""
+
+    starts: Tensor
+    truth: Tensor
+
+    @property
+    def states(self) -> Tensor:
+        """The whole trajectories ``x_0..x_H``, ``(N, H + 1, d)``."""
+        return torch.cat([self.starts[:, None], self.truth], dim=1)
+
+
+SPLITS = ("val", "test", "align-eval", "align-fit", "route")
+
+
+def _base_starts(system: System, n: int, seed: int) -> Tensor:
+    """The base reset law: uniform in the box, or warmed up on a flow's attractor."""
+    return system.initial_states(n, seed)
+
+
+def trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Trajectories:
+    """The evaluation set ``split`` (one of :data:`SPLITS`) of ``data``'s system and seed.
+
+    ``"val"``/``"test"``: ``val_starts``/``test_starts`` base-law starts with futures to ``horizon``;
+    ``"align-eval"``/``"align-fit"``: ``align_trajectories`` base-law starts, ``align_steps`` transitions;
+    ``"route"``: ``route_trajectories`` training-law starts (hard pool on a box system), ``route_steps``
+    transitions. Each split has its own stream of ``data.seed``.
+    """
+    if not isinstance(data, DataConfig):
+        raise TypeError(f"data must be a DataConfig; got {type(data).__name__}")
+    if not isinstance(evaluation, EvalConfig):
+        raise TypeError(f"evaluation must be an EvalConfig; got {type(evaluation).__name__}")
+    check_choice("split", split, SPLITS)
+    kept = _trajectories(data, evaluation, split)  # kept in memory: hand out copies
+    return Trajectories(starts=kept.starts.clone(), truth=kept.truth.clone())
+
+
+@lru_cache(maxsize=32)
+def _trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Trajectories:
+    system = make_system(data.system)
+    seed = sub_seed(data.seed, STREAMS[split])
+    if split in ("val", "test"):
+        n = evaluation.val_starts if split == "val" else evaluation.test_starts
+        steps = evaluation.horizon
+        x0 = _base_starts(system, n, seed)
+    elif split == "route":
+        n, steps = evaluation.route_trajectories, evaluation.route_steps
+        x0 = (
+            hard_pool(data).sample(n, seed)
+            if data.reset_law == "hard-pool"
+            else _base_starts(system, n, seed)
+        )
+    else:
+        n, steps = evaluation.align_trajectories, evaluation.align_steps
+        x0 = _base_starts(system, n, seed)
+    states = standardizer(data).apply(system.trajectories(x0, steps))
+    return Trajectories(starts=states[:, 0].contiguous(), truth=states[:, 1:].contiguous())
