@@ -23,5 +23,14 @@ What exists so far:
   :func:`neurips26.train.fit` (K at 0.1× the rate, undecayed) and shipped as float16 checkpoints through
   the checkpoint registry (``python -m neurips26.skae.prepare``).
 
-Routing, metrics, interventions, baselines and the experiment runners come later.
+- :mod:`neurips26.skae.metrics` — MSE through H, IQM, NRMSE, H(B|F) on the high-margin slice, ARI/NMI/
+  purity, asymptotic-basin accuracy.
+- :mod:`neurips26.skae.routing` — the staged model (local maps per support family on a frozen E, D, K),
+  support and control routers (oracle, random count-matched, latent k-means), gated and frozen-gate steps.
+- :mod:`neurips26.skae.interventions` — drop the top-k latent coordinates, move or permute the active
+  values.
+- :mod:`neurips26.skae.theory` — the basin indicator and the collapse demo (a continuous lift cannot
+  settle in several basins; a basin-gated one can).
+
+The baselines and the experiment runners come later.
 """
