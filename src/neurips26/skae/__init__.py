@@ -32,5 +32,9 @@ What exists so far:
 - :mod:`neurips26.skae.theory` — the basin indicator and the collapse demo (a continuous lift cannot
   settle in several basins; a basin-gated one can).
 
-The baselines and the experiment runners come later.
+- :mod:`neurips26.skae.baselines` — DMD, polynomial and RBF EDMD, k-means / GMM / soft-GMM local-linear
+  maps, state-space k-means, the consistent KAE and the oracle mixture of KAEs, behind one
+  ``fit(windows)`` / ``predict(x0, horizon, period)`` interface.
+
+The experiment runners, the checkpoints and the notebooks come later.
 """
