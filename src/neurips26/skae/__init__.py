@@ -36,5 +36,8 @@ What exists so far:
   maps, state-space k-means, the consistent KAE and the oracle mixture of KAEs, behind one
   ``fit(windows)`` / ``predict(x0, horizon, period)`` interface.
 
-The experiment runners, the checkpoints and the notebooks come later.
+- :mod:`neurips26.skae.experiments` — one runner per claim family (forecast k1/k3, alignment k2/k7,
+  routing k4, identity k5, chaos k6), and :mod:`neurips26.skae.verdicts`, their criteria.
+
+The committed checkpoints and the notebooks come later.
 """
