@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neurips26.cache import cached
 from neurips26.scales import pick
 from neurips26.skae.data import EvalConfig
 from neurips26.skae.experiments.common import (
@@ -35,6 +34,7 @@ from neurips26.skae.experiments.common import (
     evaluation_set,
     load,
     model_name,
+    run_cached,
 )
 from neurips26.skae.metrics import aggregate, alignment, asymptotic_basin_accuracy, high_margin_slice
 from neurips26.skae.prepare import ROWS, SEEDS
@@ -151,16 +151,8 @@ def run_alignment(
     config: AlignmentConfig, *, use_cache: bool = True, verbose: bool = False
 ) -> AlignmentResult:
     """k2: H(B|F) and families seen on the high-margin slice, transductive and held-out (see module)."""
-    if not isinstance(config, AlignmentConfig):
-        raise TypeError(f"config must be an AlignmentConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_alignment(config)
-    return cached(
-        "skae-k2-alignment",
-        config,
-        lambda: _compute_alignment(config),
-        package="neurips26.skae",
-        verbose=verbose,
+    return run_cached(
+        "skae-k2-alignment", config, AlignmentConfig, _compute_alignment, use_cache=use_cache, verbose=verbose
     )
 
 
@@ -247,14 +239,6 @@ def _compute_collapse(config: CollapseConfig) -> CollapseResult:
 
 def run_collapse(config: CollapseConfig, *, use_cache: bool = True, verbose: bool = False) -> CollapseResult:
     """k7: asymptotic-basin accuracy of each row (see the module)."""
-    if not isinstance(config, CollapseConfig):
-        raise TypeError(f"config must be a CollapseConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_collapse(config)
-    return cached(
-        "skae-k7-collapse",
-        config,
-        lambda: _compute_collapse(config),
-        package="neurips26.skae",
-        verbose=verbose,
+    return run_cached(
+        "skae-k7-collapse", config, CollapseConfig, _compute_collapse, use_cache=use_cache, verbose=verbose
     )

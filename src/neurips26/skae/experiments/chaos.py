@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neurips26.cache import cached
 from neurips26.scales import pick
 from neurips26.skae.data import EvalConfig
 from neurips26.skae.experiments.common import (
@@ -26,6 +25,7 @@ from neurips26.skae.experiments.common import (
     evaluation_set,
     load,
     model_name,
+    run_cached,
 )
 from neurips26.skae.metrics import iqm, nrmse
 from neurips26.skae.prepare import CHAOS_ROWS, LORENZ96, SEEDS
@@ -158,10 +158,6 @@ def _compute_chaos(config: ChaosConfig) -> ChaosResult:
 
 def run_chaos(config: ChaosConfig, *, use_cache: bool = True, verbose: bool = False) -> ChaosResult:
     """k6: sparse against dense per cell on the flows and Lorenz-96 (see the module)."""
-    if not isinstance(config, ChaosConfig):
-        raise TypeError(f"config must be a ChaosConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_chaos(config)
-    return cached(
-        "skae-k6-chaos", config, lambda: _compute_chaos(config), package="neurips26.skae", verbose=verbose
+    return run_cached(
+        "skae-k6-chaos", config, ChaosConfig, _compute_chaos, use_cache=use_cache, verbose=verbose
     )

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from neurips26.cache import cached
 from neurips26.scales import SCALES
 from neurips26.skae.baselines import basin_labeler, forecast_table
 from neurips26.skae.baselines.base import check_period, check_x0
@@ -184,3 +185,23 @@ def cadence_rules(
         diverged={h: test_table[(chosen[h], h)].diverged for h in horizons},
         starts=int(test.starts.shape[0]),
     )
+
+
+def run_cached(
+    name: str,
+    config: object,
+    kind: type,
+    compute: Callable[[object], object],
+    *,
+    use_cache: bool = True,
+    verbose: bool = False,
+) -> object:
+    """One runner's entry: ``config`` must be a ``kind``; ``compute(config)`` through the results cache
+    under ``name`` (keyed by the config and ``neurips26.skae``'s source), or directly when ``use_cache``
+    is False."""
+    if not isinstance(config, kind):
+        article = "an" if kind.__name__[0] in "AEIOU" else "a"
+        raise TypeError(f"config must be {article} {kind.__name__}; got {type(config).__name__}")
+    if not use_cache:
+        return compute(config)
+    return cached(name, config, lambda: compute(config), package="neurips26.skae", verbose=verbose)

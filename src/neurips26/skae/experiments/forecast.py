@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from neurips26.cache import cached
 from neurips26.scales import pick
 from neurips26.seeding import sub_seed
 from neurips26.skae.baselines import CLOSED_FORM, ConsistentKAE, OracleMixture, make_baseline
@@ -37,6 +36,7 @@ from neurips26.skae.experiments.common import (
     evaluation_set,
     load,
     model_name,
+    run_cached,
 )
 from neurips26.skae.metrics import aggregate, iqm
 from neurips26.skae.prepare import FORECAST_ROWS, ROWS, SEEDS, SPARSITY_ROWS, PrepareConfig, model_spec
@@ -206,16 +206,8 @@ def _compute_forecast(config: ForecastConfig) -> ForecastResult:
 
 def run_forecast(config: ForecastConfig, *, use_cache: bool = True, verbose: bool = False) -> ForecastResult:
     """k1: MSE through each horizon of every entry, under both cadence rules (see the module)."""
-    if not isinstance(config, ForecastConfig):
-        raise TypeError(f"config must be a ForecastConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_forecast(config)
-    return cached(
-        "skae-k1-forecast",
-        config,
-        lambda: _compute_forecast(config),
-        package="neurips26.skae",
-        verbose=verbose,
+    return run_cached(
+        "skae-k1-forecast", config, ForecastConfig, _compute_forecast, use_cache=use_cache, verbose=verbose
     )
 
 
@@ -289,14 +281,6 @@ def _compute_sparsity(config: SparsityConfig) -> SparsityResult:
 
 def run_sparsity(config: SparsityConfig, *, use_cache: bool = True, verbose: bool = False) -> SparsityResult:
     """k3: H-step MSE of the sparse rows and their ablations against Dense MLP (see the module)."""
-    if not isinstance(config, SparsityConfig):
-        raise TypeError(f"config must be a SparsityConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_sparsity(config)
-    return cached(
-        "skae-k3-sparsity",
-        config,
-        lambda: _compute_sparsity(config),
-        package="neurips26.skae",
-        verbose=verbose,
+    return run_cached(
+        "skae-k3-sparsity", config, SparsityConfig, _compute_sparsity, use_cache=use_cache, verbose=verbose
     )

@@ -16,11 +16,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from neurips26.cache import cached
 from neurips26.scales import pick
 from neurips26.seeding import sub_seed
 from neurips26.skae.data import EvalConfig
-from neurips26.skae.experiments.common import check_names, check_scale, evaluation_set, load, model_name
+from neurips26.skae.experiments.common import (
+    check_names,
+    check_scale,
+    evaluation_set,
+    load,
+    model_name,
+    run_cached,
+)
 from neurips26.skae.interventions import (
     DRAWS,
     KS,
@@ -140,14 +146,6 @@ def _compute_identity(config: IdentityConfig) -> IdentityResult:
 
 def run_identity(config: IdentityConfig, *, use_cache: bool = True, verbose: bool = False) -> IdentityResult:
     """k5: accumulated MSE after each support intervention, per LISTA seed (see the module)."""
-    if not isinstance(config, IdentityConfig):
-        raise TypeError(f"config must be an IdentityConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_identity(config)
-    return cached(
-        "skae-k5-identity",
-        config,
-        lambda: _compute_identity(config),
-        package="neurips26.skae",
-        verbose=verbose,
+    return run_cached(
+        "skae-k5-identity", config, IdentityConfig, _compute_identity, use_cache=use_cache, verbose=verbose
     )

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from neurips26.cache import cached
 from neurips26.scales import pick
 from neurips26.seeding import sub_seed
 from neurips26.skae.data import EvalConfig
@@ -33,6 +32,7 @@ from neurips26.skae.experiments.common import (
     evaluation_set,
     load,
     model_name,
+    run_cached,
 )
 from neurips26.skae.prepare import SEEDS
 from neurips26.skae.rollout import HORIZONS, PERIODS
@@ -194,10 +194,6 @@ def _compute_routing(config: RoutingConfig) -> RoutingResult:
 
 def run_routing(config: RoutingConfig, *, use_cache: bool = True, verbose: bool = False) -> RoutingResult:
     """k4: staged local maps (support families and the controls) against the global LISTA (see module)."""
-    if not isinstance(config, RoutingConfig):
-        raise TypeError(f"config must be a RoutingConfig; got {type(config).__name__}")
-    if not use_cache:
-        return _compute_routing(config)
-    return cached(
-        "skae-k4-routing", config, lambda: _compute_routing(config), package="neurips26.skae", verbose=verbose
+    return run_cached(
+        "skae-k4-routing", config, RoutingConfig, _compute_routing, use_cache=use_cache, verbose=verbose
     )
