@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import neurips26.ssd as package
+from tests.unit.import_cycles import find_cycle
 
 ROOT = Path(package.__file__).parent
 NAME = package.__name__
@@ -39,29 +40,6 @@ def import_graph(root: Path = ROOT, name: str = NAME) -> dict[str, set[str]]:
                     sub = target[len(name) + 1 :].split(".")[0]
                     graph[here].update({sub} & modules - {here})
     return graph
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import cycle of ``graph`` as ``[a, b, ..., a]``, or ``None`` (depth-first search)."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
-    path: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        path.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == 1:
-                return [*path[path.index(nxt) :], nxt]
-            if nxt not in state and (found := visit(nxt)) is not None:
-                return found
-        path.pop()
-        state[node] = 2
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)) is not None:
-            return found
-    return None
 
 
 def test_the_package_has_no_import_cycle():
