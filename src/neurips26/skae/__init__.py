@@ -3,7 +3,7 @@
 Reproduces "Sparse Koopman Supports for Multibasin Forecasting and Transductive Regime Alignment"
 (anonymous NeurIPS 2026 submission; source and code in the authors' repository ``aidanmrli/skae``).
 
-What exists so far:
+The parts:
 
 - :mod:`neurips26.skae.systems` — RK4 stored-step maps; the Gaussian-well family (Square four-well,
   High-cross three-well, Asymmetric three-well, Transition-routes four-well, seeded random instances);
@@ -39,5 +39,6 @@ What exists so far:
 - :mod:`neurips26.skae.experiments` — one runner per claim family (forecast k1/k3, alignment k2/k7,
   routing k4, identity k5, chaos k6), and :mod:`neurips26.skae.verdicts`, their criteria.
 
-The committed checkpoints and the notebooks come later.
+The 109 default-scale checkpoints ship in ``checkpoints/``; the chapter's notebooks are in
+``chapters/04-skae/``.
 """

@@ -548,11 +548,23 @@ class LocalLinearGates(System):
 # ----------------------------------------------------------------------------------------------------------
 
 
+#: A flow state with a coordinate beyond this (native units) has left the attractor (the four flows'
+#: attractors stay within |x_i| < 60). Sakarya has unbounded orbits: about 1 of 300 starts perturbed from
+#: (1, 1, 1) grows without bound (checked with 4 to 256 RK4 substeps: its size keeps growing with the
+#: resolution), and at one substep it overflows to inf. :meth:`ChaoticFlow.initial_states` replaces a start
+#: that escapes during the warm-up, :func:`neurips26.skae.data.bounded_trajectories` one that escapes later.
+ESCAPE_BOUND = 100.0
+#: How many batches of ``n`` perturbed starts :meth:`ChaoticFlow.initial_states` draws at most.
+MAX_DRAWS = 8
+
+
 @dataclass(frozen=True, kw_only=True)
 class ChaoticFlow(System):
     """A chaotic flow: initial states are ``initial_condition`` plus Gaussian noise of standard deviation
     ``spread``, rolled ``warmup`` stored steps onto the attractor (as the paper's Dysts caches: default
-    initial condition, Gaussian perturbations, a 2,000-step warm-up). Ours: ``spread`` is a fixed
+    initial condition, Gaussian perturbations, a 2,000-step warm-up). A start that escapes during the
+    warm-up (non-finite, or beyond :data:`ESCAPE_BOUND`) is replaced by the next bounded one of further
+    draws from the same generator, so a seed gives the same states. Ours: ``spread`` is a fixed
     standard deviation, not 0.2 times the Dysts coordinate standard deviation, and states stay in native
     coordinates (the paper standardises them with Dysts metadata; standardising is left to the data
     pipeline)."""
@@ -585,12 +597,20 @@ class ChaoticFlow(System):
         """``n`` seeded states on the attractor, shape ``(n, dim)`` (computed in float64, then cast)."""
         n = check_int("n", n, minimum=1)
         generator = torch.Generator().manual_seed(check_seed("seed", seed))
-        noise = torch.randn(n, self.dim, generator=generator, dtype=torch.float64)
-        x = torch.tensor(self._initial_condition(), dtype=torch.float64) + self.spread * noise
-        x = x.to(device=device)
-        for _ in range(self.warmup):
-            x = self._step(x)
-        return x.to(dtype=dtype)
+        centre = torch.tensor(self._initial_condition(), dtype=torch.float64)
+        kept: list[torch.Tensor] = []
+        count = 0
+        for _ in range(MAX_DRAWS):
+            noise = torch.randn(n, self.dim, generator=generator, dtype=torch.float64)
+            x = (centre + self.spread * noise).to(device=device)
+            for _ in range(self.warmup):
+                x = self._step(x)
+            bounded = torch.isfinite(x).all(-1) & (x.abs().amax(-1) <= ESCAPE_BOUND)
+            kept.append(x[bounded])
+            count += int(bounded.sum())
+            if count >= n:
+                return torch.cat(kept)[:n].to(dtype=dtype)
+        raise RuntimeError(f"{self.name}: fewer than {n} of {MAX_DRAWS * n} perturbed starts stayed bounded")
 
 
 #: How the flows' substeps were chosen (ours): the fewest RK4 updates per stored step whose one-step

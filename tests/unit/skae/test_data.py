@@ -166,3 +166,22 @@ def test_flow_evaluation_sets_are_standardised_like_the_windows():
     standard = D.standardizer(FLOW)
     native = standard.invert(test.states)
     assert torch.allclose(make_system("lorenz-63").step(native[:, 0]), native[:, 1], atol=1e-9)
+
+
+def test_bounded_trajectories_replace_an_orbit_that_leaves_the_flow_later():
+    # Sakarya test start 31 of seed 2 is warmed up and bounded, then escapes after 2,000 more steps.
+    from neurips26.seeding import sub_seed
+    from neurips26.skae.data import STREAMS, bounded_trajectories
+    from neurips26.skae.systems import ESCAPE_BOUND, make_system
+
+    system, seed = make_system("sakarya"), sub_seed(2, STREAMS["test"])
+    x0 = system.initial_states(100, seed)
+    raw = system.trajectories(x0[30:33], 3000)
+    assert not torch.isfinite(raw[1]).all() and torch.isfinite(raw[[0, 2]]).all()
+    kept = bounded_trajectories(system, x0[30:33], 3000, seed)
+    assert torch.isfinite(kept).all() and kept.abs().max() <= ESCAPE_BOUND
+    assert torch.equal(kept[[0, 2]], raw[[0, 2]]) and not torch.equal(kept[1, 0], x0[31])
+    assert torch.equal(kept, bounded_trajectories(system, x0[30:33], 3000, seed))  # seeded
+    box = make_system("square-4")  # a system with a reset box is rolled as it is
+    starts = box.initial_states(4, 0)
+    assert torch.equal(bounded_trajectories(box, starts, 20, 0), box.trajectories(starts, 20))

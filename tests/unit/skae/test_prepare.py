@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 import torch
 
-from neurips26.checkpoint_files import StaleCheckpointError, half_state
+from neurips26.checkpoint_files import StaleCheckpointError, check_budget, checkpoint_sizes, half_state
 from neurips26.skae import prepare as P
-from neurips26.skae.model import KAE
+from neurips26.skae.model import KAE, DictionaryDecoder
 from neurips26.skae.systems import CONTROLLED, FLOWS
 
 NAMES = ("lista-square-4-s0", "dense-mlp-square-4-s0")
@@ -183,3 +183,46 @@ def test_list_prints_the_table(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 109 and lines[0].startswith("lista-square-4-s0")
     assert dataclasses.is_dataclass(P.MODELS[0])
+
+
+# ------------------------------------------------------------------------------- the committed ones
+
+COMMITTED = sorted(p.stem for p in P.PACKAGE_DIR.glob("*.json")) if P.PACKAGE_DIR.is_dir() else []
+_NONE = "no checkpoint is committed yet (run python -m neurips26.skae.prepare --scale default)"
+
+
+def test_committed_checkpoints_are_complete_and_within_budget():
+    if not COMMITTED:
+        pytest.skip(_NONE)
+    assert COMMITTED == sorted(P.MODEL_NAMES), "commit every checkpoint of the table, and only those"
+    sizes = checkpoint_sizes(P.PACKAGE_DIR)
+    check_budget(sizes)
+    assert sum(sizes.values()) <= P.MAX_TOTAL_BYTES
+
+
+@pytest.mark.committed
+@pytest.mark.parametrize("name", COMMITTED or ["(none committed)"])
+def test_committed_checkpoint_is_fresh_and_reaches_its_recorded_metrics(name):
+    """The registry's load re-measures ``val_loss`` and ``val_mse`` on the recorded validation data and
+    raises when either moved beyond relative ``METRIC_RTOL`` (so on a foreign CPU too)."""
+    if not COMMITTED:
+        pytest.skip(_NONE)
+    model, meta = P.load_checkpoint(name, "default")
+    assert isinstance(model, KAE) and not model.training
+    assert meta.name == name and meta.config_hash == P.expected_hash(P.model_spec(name), P.PrepareConfig())
+    assert meta.spec["train"]["steps"] == 1500 and meta.model["latent"] == 64
+
+
+@pytest.mark.committed
+def test_a_comment_leaves_the_committed_checkpoints_fresh_and_a_changed_forward_does_not(monkeypatch):
+    if not COMMITTED:
+        pytest.skip(_NONE)
+    name = "lista-square-4-s0"
+    with monkeypatch.context() as patch:  # any edit of the source changes its fingerprint: not looked at
+        patch.setattr(P, "source_fingerprint", lambda files: "c0ffee" * 2 + "0000")
+        P.load_checkpoint(name, "default")
+    with monkeypatch.context() as patch:  # the decoder's output scaled: the same weights compute otherwise
+        forward = DictionaryDecoder.forward
+        patch.setattr(DictionaryDecoder, "forward", lambda self, z: 0.9 * forward(self, z))
+        with pytest.raises(StaleCheckpointError, match="no longer reproduces its recorded"):
+            P.load_checkpoint(name, "default")

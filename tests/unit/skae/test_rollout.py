@@ -13,6 +13,7 @@ from neurips26.skae.rollout import (
     frozen_cadence,
     mse_through,
     rollout,
+    rollout_periods,
     step_errors,
 )
 
@@ -79,6 +80,37 @@ def test_custom_step_replaces_k(model: KAE) -> None:
     with torch.no_grad():
         x_rec = model.decode(model.encode(torch.as_tensor(X0))).numpy()
     np.testing.assert_array_equal(frozen, np.repeat(x_rec[:, None], 4, axis=1))
+
+
+def test_all_periods_in_one_batch_equal_one_rollout_per_period(model: KAE) -> None:
+    periods = (1, 3, 7, None, 40)
+    got = rollout_periods(model, X0, 20, periods)
+    assert list(got) == list(periods)
+    for m in periods:
+        np.testing.assert_allclose(got[m], rollout(model, X0, 20, period=m), rtol=1e-12, atol=1e-12)
+    step = lambda z: 0.5 * model.step(z)  # noqa: E731  (a custom latent step, as a routed one)
+    np.testing.assert_allclose(
+        rollout_periods(model, X0, 9, (2,), step=step)[2], rollout(model, X0, 9, period=2, step=step)
+    )
+    with pytest.raises(ValueError, match="periods"):
+        rollout_periods(model, X0, 9, (2, 2))
+    with pytest.raises(ValueError, match="period"):
+        rollout_periods(model, X0, 9, (0,))
+
+
+def test_forecast_table_rolls_a_period_free_baseline_once() -> None:
+    from neurips26.skae.baselines.base import forecast_table
+
+    class Counting:
+        state_dim, relifts, calls = 2, False, 0
+
+        def predict(self, x0, horizon, *, period=None):
+            self.calls += 1
+            return np.zeros((len(x0), horizon, 2))
+
+    counting = Counting()
+    table = forecast_table(counting, X0, np.ones((5, 10, 2)), horizons=(5, 10), periods=(1, 2, 5))
+    assert counting.calls == 1 and len(table) == 6 and table[(2, 10)].mse == pytest.approx(2.0)
 
 
 def test_mse_through_skips_non_finite_steps_and_nan_futures() -> None:

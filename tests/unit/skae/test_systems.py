@@ -197,6 +197,27 @@ def test_flows_start_on_a_bounded_attractor_and_are_seeded():
         assert traj[:, 1:].sub(traj[:, :-1]).abs().max().item() > 0.0  # it moves (not a fixed point)
 
 
+def test_sakarya_replaces_the_start_that_escapes_during_the_warm_up():
+    # Seed 2's flow stream (the default data pipeline) draws, as its 8th of 64 starts, a Sakarya orbit
+    # that grows without bound and overflows at one RK4 substep; it is replaced by a later bounded draw.
+    from neurips26.seeding import sub_seed
+    from neurips26.skae.data import STREAMS
+
+    flow, seed = S.Sakarya(), sub_seed(2, STREAMS["flow"])
+    generator = torch.Generator().manual_seed(seed)
+    raw = torch.tensor(flow.initial_condition, dtype=torch.float64) + flow.spread * torch.randn(
+        64, 3, generator=generator, dtype=torch.float64
+    )
+    for _ in range(flow.warmup):
+        raw = flow._step(raw)
+    escaped = ~torch.isfinite(raw).all(-1)
+    assert escaped.nonzero().flatten().tolist() == [7]
+    x = flow.initial_states(64, seed)
+    assert torch.isfinite(x).all() and x.abs().max() <= S.ESCAPE_BOUND
+    assert torch.equal(x[:7], raw[:7]) and torch.equal(x[7:63], raw[8:])  # the bounded ones, in order
+    assert torch.equal(x, flow.initial_states(64, seed))
+
+
 # --- proxy labels and the margin --------------------------------------------------------------------------
 
 

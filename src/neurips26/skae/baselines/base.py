@@ -128,14 +128,24 @@ def forecast_table(
     periods: Sequence[int | None] = (None,),
 ) -> dict[tuple[int | None, int], Forecast]:
     """:class:`~neurips26.skae.rollout.Forecast` of every ``(period, horizon)`` for any baseline; one
-    rollout per period to the largest horizon (the baselines' counterpart of ``rollout.cadence_table``)."""
+    rollout per period to the largest horizon (the baselines' counterpart of ``rollout.cadence_table``).
+
+    A forecaster with ``predict_periods(x0, horizon, periods)`` rolls all periods in one batch; one whose
+    ``relifts`` is False (no lift to refresh: DMD, the local-linear maps) is rolled once for all periods."""
     horizons = check_int_tuple("horizons", tuple(horizons), minimum=1)
     y = as_array("truth", truth)
     if y.ndim != 3 or y.shape[1] < max(horizons):
         raise ValueError(f"truth must have shape (N, H >= {max(horizons)}, state_dim); got {y.shape}")
+    periods = tuple(periods)
+    if hasattr(forecaster, "predict_periods"):  # every period in one batched rollout
+        predicted = forecaster.predict_periods(x0, max(horizons), periods)
+    elif not getattr(forecaster, "relifts", True):  # the period has no effect: one rollout serves all
+        once = forecaster.predict(x0, max(horizons))
+        predicted = dict.fromkeys(periods, once)
+    else:
+        predicted = {m: forecaster.predict(x0, max(horizons), period=m) for m in periods}
     out = {}
     for m in periods:
-        predicted = forecaster.predict(x0, max(horizons), period=m)
         for h in horizons:
-            out[(m, h)] = mse_through(predicted, y[:, : max(horizons)], h)
+            out[(m, h)] = mse_through(predicted[m], y[:, : max(horizons)], h)
     return out

@@ -45,6 +45,7 @@ class DMD:
     """``x_{t+1} = A x_t (+ b)``, least squares with ridge over all adjacent pairs of the windows."""
 
     name = "DMD"
+    relifts = False  # no lift to refresh: a period changes nothing
 
     def __init__(self, state_dim: int, *, ridge: float = RIDGE, affine: bool = False) -> None:
         self.state_dim = check_int("state_dim", state_dim, minimum=1)

@@ -90,6 +90,7 @@ class _LocalLinear:
     """Shared fit/rollout of the hard-partition variants: one affine (or linear) map per component."""
 
     name = "local-linear"
+    relifts = False  # re-assigned every step: a period changes nothing
 
     def __init__(self, state_dim: int, components: int, ridge: float, affine: bool, seed: int) -> None:
         self.state_dim = check_int("state_dim", state_dim, minimum=1)
