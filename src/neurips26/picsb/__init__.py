@@ -1,0 +1,22 @@
+"""PICSB: a physics-informed conditional Schrödinger bridge for sparse-sensor data assimilation (chapter 06).
+
+Reproduces "Sparsely-Supervised Data Assimilation via Physics-Informed Schrödinger Bridge" (Dohyun Bu,
+Chanho Kim, Seokun Choi, Jong-Seok Lee; arXiv 2603.22319) on 1-D viscous Burgers: a paired bridge (I2SB)
+carries a cheap low-fidelity (LF) simulation to a PDE-consistent high-fidelity (HF) field that honours a
+few sensors, trained without any HF field (surrogate endpoints refreshed by the bridge itself).
+
+The parts:
+
+- :mod:`neurips26.picsb.burgers` — the HF pseudo-spectral Euler solver (64 points, 32 frames), the LF
+  solver (8 points, 4× the step, 2× the viscosity) lifted by Fourier/linear interpolation, the scheme's
+  one-step defect ``R``, the differentiable rollout ``solve`` and seeded initial conditions.
+- :mod:`neurips26.picsb.observations` — sensor masks (4 irregular probe columns or a random 3 %) and
+  observations ``y = M ⊙ (u + ξ)``.
+- :mod:`neurips26.picsb.energy` — the auxiliary energy ``E = λ_R ‖R‖² + λ_o/(2σ_o²) ‖M ⊙ x − y‖² +
+  λ_p ‖P_low(x − x_1)‖²``, the low-pass ``P_low`` and the hard projection ``M ⊙ x = y``.
+- :mod:`neurips26.picsb.bridge` — the I2SB bridge: symmetric schedule, marginals, stochastic and OT-ODE
+  samplers with hard sensor conditioning.
+
+Import the modules directly (``from neurips26.picsb import burgers``); this file imports nothing, so a
+module loads without the others.
+"""
