@@ -16,6 +16,14 @@ The parts:
   λ_p ‖P_low(x − x_1)‖²``, the low-pass ``P_low`` and the hard projection ``M ⊙ x = y``.
 - :mod:`neurips26.picsb.bridge` — the I2SB bridge: symmetric schedule, marginals, stochastic and OT-ODE
   samplers with hard sensor conditioning.
+- :mod:`neurips26.picsb.denoiser` — the bridge's network: a circular 1-D U-Net over ``x`` with the 32
+  frames of ``(x_t, x_1, M ⊙ y, M)`` as its 128 input channels and the target's 32 as output.
+- :mod:`neurips26.picsb.cost_model` — declared FLOPs per case from layer shapes and FFT sizes (denoiser,
+  ``solve``, ``residual``, ``E``) and the :class:`~neurips26.picsb.cost_model.Cost` ``(forwards, flops)``.
+- :mod:`neurips26.picsb.metrics` — per-case scores (rel-L2 for scoring only, ``‖R‖``, sensor mismatch) and
+  the :class:`~neurips26.picsb.metrics.Cost` record (NFEs, wall time).
+- :mod:`neurips26.picsb.baselines` — the per-instance baselines: LF with sensors pasted, field-space
+  test-time optimisation of ``E``, strong-constraint 4D-Var through the HF solver.
 
 Import the modules directly (``from neurips26.picsb import burgers``); this file imports nothing, so a
 module loads without the others.

@@ -10,15 +10,6 @@ from neurips26.picsb import burgers as B
 CFG = B.BurgersConfig()
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small batches run fastest on one thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # --- the HF scheme and its residual ------------------------------------------------------------------------
 
 

@@ -10,14 +10,6 @@ from neurips26.picsb.burgers import initial_conditions, low_fidelity, residual, 
 from neurips26.picsb.observations import ObservationConfig, make_masks, observe
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _case(n=3, seed=0, sigma_o=0.0, kind="probes"):
     u0 = initial_conditions(n, seed=seed)
     hf, x1 = solve(u0), low_fidelity(u0)

@@ -30,15 +30,6 @@ from neurips26.skae.baselines.linear import median_gamma
 from neurips26.skae.losses import kae_loss
 from neurips26.skae.rollout import rollout
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 A = torch.tensor([[-0.5, 2.0], [-2.0, -0.5]], dtype=torch.float64)  # a damped rotation
 H = 0.07
 

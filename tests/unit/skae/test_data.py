@@ -14,14 +14,6 @@ SMALL_POOL = HardPoolConfig(candidates=64, pool=16, horizon=8, motion_from=4)
 FLOW = D.DataConfig("lorenz-63", seed=3, window=D.FLOW_WINDOW, batch=16, flow_trajectories=4, flow_length=60)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def config(**changes) -> D.DataConfig:
     base = D.DataConfig("square-4", seed=1, batch=32, pool=SMALL_POOL)
     return dataclasses.replace(base, **changes)

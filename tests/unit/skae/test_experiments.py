@@ -38,15 +38,6 @@ from neurips26.skae.experiments.common import (
 )
 from neurips26.skae.rollout import best_periodic, frozen_cadence
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 SMALL = EvalConfig(test_starts=8, val_starts=4, horizon=60, align_trajectories=16, align_steps=32)
 
 # ------------------------------------------------------------------------------------------ validation

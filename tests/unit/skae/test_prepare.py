@@ -18,14 +18,6 @@ from neurips26.skae.systems import CONTROLLED, FLOWS
 NAMES = ("lista-square-4-s0", "dense-mlp-square-4-s0")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 # ------------------------------------------------------------------------------------------ the table
 
 

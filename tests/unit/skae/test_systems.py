@@ -8,16 +8,6 @@ import torch
 
 from neurips26.skae import systems as S
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small batches run fastest on one thread."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 A = torch.tensor([[-0.5, 2.0], [-2.0, -0.5]], dtype=torch.float64)  # a damped rotation
 
 
