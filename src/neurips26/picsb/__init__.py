@@ -24,6 +24,8 @@ The parts:
   the :class:`~neurips26.picsb.metrics.Cost` record (NFEs, wall time).
 - :mod:`neurips26.picsb.baselines` — the per-instance baselines: LF with sensors pasted, field-space
   test-time optimisation of ``E``, strong-constraint 4D-Var through the HF solver.
+- :mod:`neurips26.picsb.picsb` — PICSB training without HF fields: the :class:`TrainingSet`, initial
+  surrogates, rounds of ``fit`` on the bridge + residual + sensor loss with refreshes, ``reconstruct``.
 
 Import the modules directly (``from neurips26.picsb import burgers``); this file imports nothing, so a
 module loads without the others.
