@@ -26,6 +26,11 @@ The parts:
   test-time optimisation of ``E``, strong-constraint 4D-Var through the HF solver.
 - :mod:`neurips26.picsb.picsb` — PICSB training without HF fields: the :class:`TrainingSet`, initial
   surrogates, rounds of ``fit`` on the bridge + residual + sensor loss with refreshes, ``reconstruct``.
+- :mod:`neurips26.picsb.ablations` — the named ablations (no refresh, no PDE loss, soft observations, LF-only
+  bridge) as variants of a ``PICSBConfig``, with ``train_variant`` / ``reconstruct_variant``.
+- :mod:`neurips26.picsb.baselines.oracle_bridge` — the HF-trained oracle bridge: PICSB's bridge, loss,
+  sampler and budget with the true HF fields as endpoints (the upper reference).
+- :mod:`neurips26.picsb.baselines.dps` — DPS: an HF-trained DDPM prior guided on sensors and residual.
 
 Import the modules directly (``from neurips26.picsb import burgers``); this file imports nothing, so a
 module loads without the others.

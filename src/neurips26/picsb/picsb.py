@@ -341,12 +341,18 @@ def train_picsb(
     *,
     monitor: Callable[[Tensor], float] | None = None,
     progress: bool = False,
+    surrogates: Tensor | None = None,
+    refresh_with: Callable[..., Tensor] | None = None,
 ) -> PICSBResult:
     """Train PICSB on ``data`` (no HF field) per ``config``; see the module docstring for the rounds.
 
     ``monitor(surrogates) -> float`` (e.g. :func:`truth_monitor`) is called on a copy of the surrogates
     after initialisation and after every refresh, for the logs only; nothing it returns reaches training.
     The network runs in ``data.x1``'s dtype and device.
+
+    Hooks for the baselines and ablations built from the same loop: ``surrogates`` replaces the initial
+    x₀ ends (the HF-trained oracle passes the true fields); ``refresh_with(model, data, x0, config, round)``
+    replaces :func:`refresh` (the soft-observation ablation), and ``refresh_with=keep`` never refreshes.
     """
     if not isinstance(data, TrainingSet):
         raise TypeError(f"data must be a TrainingSet; got {type(data).__name__}")
@@ -367,7 +373,15 @@ def train_picsb(
         raise ValueError("data must hold at least one case")
     x1 = data.x1
     model = Denoiser(config.denoiser, seed=config.seed).to(device=x1.device, dtype=x1.dtype)
-    x0 = initial_surrogates(data.x1, data.y, data.mask)
+    if surrogates is None:
+        x0 = initial_surrogates(data.x1, data.y, data.mask)
+    else:
+        x0 = _field("surrogates", surrogates).to(device=x1.device, dtype=x1.dtype)
+        if x0.shape != x1.shape:
+            raise ValueError(f"surrogates must have data.x1's shape {tuple(x1.shape)}; got {tuple(x0.shape)}")
+    step_refresh = refresh if refresh_with is None else refresh_with
+    if not callable(step_refresh):
+        raise TypeError(f"refresh_with must be callable; got {type(refresh_with).__name__}")
     weight = _calibrate(model, data, x0, config)
     logs = [_log(0, x0, data, config, monitor, None)]
     if config.rounds == 0:
@@ -376,10 +390,16 @@ def train_picsb(
     for r in range(1, config.rounds + 1):
         history = _fit_round(model, data, x0, config, weight, r, progress)
         model.eval()
-        x0 = refresh(model, data, x0, config, r)
+        x0 = step_refresh(model, data, x0, config, r)
         logs.append(_log(r, x0, data, config, monitor, history))
     model.eval()
     return PICSBResult(model=model, surrogates=x0, residual_weight=weight, logs=logs)
+
+
+def keep(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConfig, round_index: int) -> Tensor:
+    """A refresh that keeps the surrogates (for :func:`train_picsb`'s ``refresh_with``): rounds of training
+    against fixed ends, as the HF-trained oracle needs."""
+    return x0
 
 
 def reconstruct(
