@@ -557,16 +557,7 @@ def check_page(
         elif not loaded:
             result.problems.append(f"page did not finish loading within {browser.timeout_s:.0f} s")
         else:
-            probe = browser.send(
-                "Runtime.evaluate",
-                {
-                    "expression": f"({PROBE_JS})({int(render_wait_s * 1000)})",
-                    "awaitPromise": True,
-                    "returnByValue": True,
-                },
-                session=session,
-                timeout_s=browser.timeout_s + render_wait_s,
-            )
+            probe = _probe(browser, session, render_wait_s)
             if "exceptionDetails" in probe:
                 result.problems.append(
                     "page check script failed: " + _describe_exception(probe["exceptionDetails"])
@@ -589,6 +580,34 @@ def check_page(
             pass
     result.seconds = time.monotonic() - start
     return result
+
+
+#: How often the page probe is retried when the page navigates under it, and the pause between tries.
+PROBE_TRIES = 3
+PROBE_RETRY_PAUSE_S = 1.0
+
+
+def _probe(browser: Browser, session: str, render_wait_s: float) -> dict[str, Any]:
+    """Run :data:`PROBE_JS` in the page. A page that navigates after its load event (the book's root
+    ``index.html`` redirects to ``book/intro.html``) can discard the evaluation ("Inspected target navigated
+    or closed"): then wait a moment and probe the page it arrived at, up to :data:`PROBE_TRIES` times."""
+    for attempt in range(PROBE_TRIES):
+        try:
+            return browser.send(
+                "Runtime.evaluate",
+                {
+                    "expression": f"({PROBE_JS})({int(render_wait_s * 1000)})",
+                    "awaitPromise": True,
+                    "returnByValue": True,
+                },
+                session=session,
+                timeout_s=browser.timeout_s + render_wait_s,
+            )
+        except CheckError as err:
+            if "navigated" not in str(err) or attempt == PROBE_TRIES - 1:
+                raise
+            time.sleep(PROBE_RETRY_PAUSE_S)
+    raise AssertionError("unreachable")
 
 
 def check_site(
