@@ -25,11 +25,11 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from neurips26.picsb import bridge, picsb
-from neurips26.picsb.denoiser import Condition, Denoiser
+from neurips26.picsb import picsb
+from neurips26.picsb.denoiser import Denoiser
 from neurips26.picsb.energy import energy
 from neurips26.picsb.picsb import PICSBConfig, PICSBResult, TrainingSet
-from neurips26.validation import check_choice, check_int
+from neurips26.validation import check_choice
 
 
 @dataclass(frozen=True)
@@ -108,19 +108,7 @@ def sample_soft(
 ) -> Tensor:
     """Like :func:`neurips26.picsb.picsb.reconstruct` but unconditioned at sampling: the network still
     sees ``(x1, M ⊙ y, M)`` as its condition, yet no step overwrites the sensors (no mask to the sampler)."""
-    if not callable(model):
-        raise TypeError(f"model must be a callable net(x_t, t, cond); got {type(model).__name__}")
-    x1, y, mask = picsb._problem(x1, y, mask)
-    steps = check_int("steps", steps, minimum=1)
-    method = check_choice("method", method, bridge.METHODS)
-    size = x1.shape[0] if batch is None else check_int("batch", batch, minimum=1)
-    out = []
-    with torch.no_grad():
-        for start in range(0, x1.shape[0], max(size, 1)):
-            part = slice(start, start + size)
-            cond = Condition(x1[part], y[part], mask[part])
-            out.append(bridge.sample(model, x1[part], steps, method=method, cond=cond, generator=generator))
-    return torch.cat(out) if out else x1.clone()
+    return picsb.reconstruct(model, x1, y, mask, steps, method, generator, batch=batch, hard=False)
 
 
 def _soft_refresh(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConfig, r: int) -> Tensor:

@@ -412,12 +412,14 @@ def reconstruct(
     generator: torch.Generator | None = None,
     *,
     batch: int | None = None,
+    hard: bool = True,
 ) -> Tensor:
     """HF fields from LF priors ``x1`` and sensors ``(y, mask)`` ``(N, T, X)``: hard-conditioned bridge
     sampling (:func:`neurips26.picsb.bridge.sample`, eq. B3–B4) in ``steps`` network calls, so
     ``M ⊙ x = y`` exactly. ``method`` ``"ot-ode"`` (deterministic) or ``"stochastic"`` (needs
     ``generator``); ``batch`` cases per network call (None: all at once; the result does not depend on it
-    for the OT-ODE)."""
+    for the OT-ODE). ``hard=False`` (the soft-observation ablation): the network still sees
+    ``(x1, M ⊙ y, M)`` as its condition, but no step overwrites the sensors."""
     if not callable(model):
         raise TypeError(f"model must be a callable net(x_t, t, cond); got {type(model).__name__}")
     x1, y, mask = _problem(x1, y, mask)
@@ -435,8 +437,8 @@ def reconstruct(
                 steps,
                 method=method,
                 cond=cond,
-                mask=mask[part],
-                y=y[part],
+                mask=mask[part] if hard else None,
+                y=y[part] if hard else None,
                 generator=generator,
             )
         )
