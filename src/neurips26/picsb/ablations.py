@@ -1,4 +1,4 @@
-"""PICSB's ablations (chapter 06, issue 22): named variants of a :class:`PICSBConfig`, each a pure
+"""PICSB's ablations (chapter 06): named variants of a :class:`PICSBConfig`, each a pure
 function of the base config, and the training/reconstruction entry points that honour them.
 
 - ``no-refresh`` — ``R_max = 0`` with the same TOTAL steps: ``S' = S · R_max`` in the single fit
@@ -81,7 +81,7 @@ def lf_only(cfg: PICSBConfig) -> Variant:
     )
 
 
-#: The ablations by name (issue 22).
+#: The ablations by name .
 ABLATIONS: dict[str, Callable[[PICSBConfig], Variant]] = {
     "no-refresh": no_refresh,
     "no-pde": no_pde,

@@ -1,6 +1,6 @@
 """The paired Schrödinger bridge of I2SB (Liu et al. 2023) between an HF end ``x₀`` and an LF end ``x₁``.
 
-Chapter 06, §3.3–3.4 of the digest. A symmetric noise schedule ``β(t)`` on ``t ∈ [0, 1]`` defines
+Chapter 06, its method notebook. A symmetric noise schedule ``β(t)`` on ``t ∈ [0, 1]`` defines
 ``σ_t² = ∫₀ᵗ β`` and ``σ̄_t² = ∫ₜ¹ β``; the bridge marginal given both ends is Gaussian (eq. B1)
 
     q(x_t | x₀, x₁) = N(μ₀(t) x₀ + μ₁(t) x₁, s_t² I),

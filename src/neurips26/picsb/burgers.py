@@ -7,7 +7,7 @@ The chapter's PDE (chapter 06, §"PDE and data") is ``u_t + u u_x = nu u_xx`` on
   the step). One step is the map ``Φ`` of :func:`step`.
 - **Residual** ``R(u)^n = u^{n+1} − Φ(u^n)``: the scheme's one-step defect (:func:`residual`). The HF
   solution has ``R = 0`` to round-off and a constant field has ``R = 0``; dividing by ``Δt`` gives the
-  usual PDE residual ``(u^{n+1} − u^n)/Δt + (u²/2)_x − nu u_xx`` of the digest.
+  usual PDE residual ``(u^{n+1} − u^n)/Δt + (u²/2)_x − nu u_xx`` of a first draft of this chapter.
 - **Low fidelity (LF)**: the same scheme on its own coarse grid (``X_LF = 8``) with ``Δt_LF = 4 Δt`` and
   ``nu_LF = 2 nu`` (discretisation plus model-form error), lifted back to the HF ``(T, X)`` grid by Fourier
   interpolation in ``x`` (:func:`fourier_lift`, exact for band-limited fields) and linear interpolation in

@@ -10,7 +10,7 @@ domain is periodic), so the network commutes with circular shifts in ``x`` by mu
 downsampling factor (2 for the default two levels). Time in the field is mixed by the convolutions'
 channel sums rather than by a second spatial axis.
 
-Why not the digest's 2-D U-Net over the ``(t, x)`` image [our choice]: with
+Why not a 2-D U-Net over the ``(t, x)`` image [our choice]: with
 channels (8, 16, 16) a training step at batch 32 took 481 ms against 108 ms for this network, and the
 1-D layout needs no replicate padding in ``t``. Defaults: channels (64, 64), time embedding of width 64 on
 ``t ∈ [0, 1]`` scaled by 1000 (:class:`neurips26.nn.UNetConfig`'s advice for continuous time): 250,912

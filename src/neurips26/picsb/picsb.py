@@ -1,6 +1,6 @@
 """PICSB training: a conditional I2SB trained on surrogate HF endpoints that it refreshes itself.
 
-Chapter 06, §3.5 of the digest. No HF field enters training: the data are LF priors ``x₁``, sensor
+Chapter 06, its method notebook. No HF field enters training: the data are LF priors ``x₁``, sensor
 values ``y`` and masks ``M`` (:class:`TrainingSet`). The bridge needs an HF end ``x₀``, so it is trained
 against *surrogates* ``x̃₀`` that start as the LF prior with the sensor corrections spread around each
 sensor (:func:`initial_surrogates`) and are replaced, round by round, by the bridge's own

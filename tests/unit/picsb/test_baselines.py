@@ -133,3 +133,16 @@ def test_bad_inputs_name_the_argument(call, error, name):
     _, x1, mask, y = _case(n=2)
     with pytest.raises(error, match=name):
         call(x1, y, mask)
+
+
+def test_field_tto_snapshots_are_the_fields_of_shorter_runs():
+    _, x1, mask, y = _case(n=2)
+    run = field_tto(x1, y, mask, iterations=12, snapshots=(0, 5, 12))
+    assert sorted(run.snapshots) == [0, 5, 12]
+    assert torch.equal(run.snapshots[12], run.field)
+    assert torch.equal(run.snapshots[0], project(x1, mask, y))
+    assert torch.equal(run.snapshots[5], field_tto(x1, y, mask, iterations=5).field)
+    with pytest.raises(ValueError, match="snapshots"):
+        field_tto(x1, y, mask, iterations=12, snapshots=(13,))
+    with pytest.raises(TypeError, match="snapshots"):
+        field_tto(x1, y, mask, iterations=12, snapshots=[5])

@@ -137,3 +137,22 @@ def test_bad_inputs_name_the_argument() -> None:
         dps.dps_sample(prior, y, mask, dps.DPSConfig(steps=1001), generator=gen)
     with pytest.raises(ValueError, match="hf_fields"):
         dps.train_prior(y[:, :4], CONFIG)
+
+
+def test_residual_guidance_acts_only_from_its_alpha_bar() -> None:
+    """``pde_alpha_bar = 1`` switches the residual guidance off everywhere (the sensors-only run), and
+    ``0`` keeps it at every step; a threshold in between lies between the two."""
+    prior = dps.Prior(CONFIG, seed=2).eval()
+    _, y, mask = _problem()
+
+    def run(**kw: float) -> torch.Tensor:
+        gen = torch.Generator().manual_seed(5)
+        return dps.dps_sample(prior, y, mask, dps.DPSConfig(steps=6, zeta_obs=0.5, **kw), generator=gen).field
+
+    off = run(zeta_pde=0.0)
+    assert torch.equal(run(zeta_pde=0.3, pde_alpha_bar=1.0), off)
+    always = run(zeta_pde=0.3, pde_alpha_bar=0.0)
+    late = run(zeta_pde=0.3, pde_alpha_bar=0.5)
+    assert not torch.equal(always, off) and not torch.equal(late, off) and not torch.equal(late, always)
+    with pytest.raises(ValueError, match="pde_alpha_bar"):
+        dps.DPSConfig(pde_alpha_bar=1.5)

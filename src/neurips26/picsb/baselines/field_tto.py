@@ -18,7 +18,7 @@ with seeded Gaussian noise (restarts, diversity); the default start is determini
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import Tensor
@@ -37,10 +37,12 @@ LR = 1e-2
 @dataclass(frozen=True)
 class TTOResult:
     """``field`` ``(B, T, X)`` after ``K`` iterations (detached) and ``energy`` ``(K + 1, B)``: row ``k``
-    is ``E`` after ``k`` iterations (row 0 the start, the last row the returned field)."""
+    is ``E`` after ``k`` iterations (row 0 the start, the last row the returned field); ``snapshots``
+    maps each requested ``k`` to the field after ``k`` iterations (a budget curve from one run)."""
 
     field: Tensor
     energy: Tensor
+    snapshots: dict[int, Tensor] = field(default_factory=dict)
 
 
 def field_tto(
@@ -54,18 +56,23 @@ def field_tto(
     burgers: BurgersConfig | None = None,
     jitter: float = 0.0,
     seed: int = 0,
+    snapshots: tuple[int, ...] = (),
 ) -> TTOResult:
     """Adam on ``E`` over the field, from ``x₁`` (+ ``jitter`` noise), projected when ``σ_o = 0``.
 
     ``x1``, ``y``, ``mask``: ``(B, T, X)``; ``iterations`` ``K >= 1``; ``lr > 0``; ``config`` the energy
     (its ``sigma_o`` decides projection vs penalty); ``jitter >= 0`` the start noise std, drawn from
-    ``seed``. Runs in ``x1``'s dtype and device; does not touch the global RNG.
+    ``seed``; ``snapshots`` iteration counts in ``[0, K]`` whose fields to keep. Runs in ``x1``'s dtype
+    and device; does not touch the global RNG.
     """
     x1, y, mask = check_problem(x1, y, mask, burgers)
     iterations = check_int("iterations", iterations, minimum=1)
     lr = check_float("lr", lr, minimum=0.0, strict_min=True)
     jitter = check_float("jitter", jitter, minimum=0.0)
     seed = check_seed("seed", seed)
+    if not isinstance(snapshots, tuple):
+        raise TypeError(f"snapshots must be a tuple of iteration counts; got {type(snapshots).__name__}")
+    keep = {check_int("snapshots", k, minimum=0, maximum=iterations) for k in snapshots}
     cfg = config or EnergyConfig()
     if not isinstance(cfg, EnergyConfig):
         raise TypeError(f"config must be an EnergyConfig; got {type(cfg).__name__}")
@@ -78,8 +85,9 @@ def field_tto(
     x = constrain(jittered(x1, jitter, seed)).requires_grad_(True)
     optimiser = torch.optim.Adam([x], lr=lr)
     history = []
+    kept: dict[int, Tensor] = {0: x.detach().clone()} if 0 in keep else {}
     with torch.enable_grad():
-        for _ in range(iterations):
+        for k in range(1, iterations + 1):
             optimiser.zero_grad(set_to_none=True)
             e = energy(x, x1, y, mask, cfg, burgers)
             history.append(e.detach())
@@ -87,7 +95,9 @@ def field_tto(
             optimiser.step()
             with torch.no_grad():
                 x.copy_(constrain(x))
-    field = x.detach()
+            if k in keep:
+                kept[k] = x.detach().clone()
+    result = x.detach()
     with torch.no_grad():
-        history.append(energy(field, x1, y, mask, cfg, burgers))
-    return TTOResult(field=field, energy=torch.stack(history))
+        history.append(energy(result, x1, y, mask, cfg, burgers))
+    return TTOResult(field=result, energy=torch.stack(history), snapshots=dict(sorted(kept.items())))

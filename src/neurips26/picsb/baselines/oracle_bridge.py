@@ -1,6 +1,6 @@
 """The HF-trained oracle bridge: PICSB's conditional bridge with the TRUE HF fields as its ``x₀`` end.
 
-Chapter 06, "Baselines" (issue 22): the upper reference that needs HF supervision. Same denoiser, same
+Chapter 06, "Baselines" : the upper reference that needs HF supervision. Same denoiser, same
 loss (eq. L as configured: ``L_SB`` plus the residual and sensor terms at the config's weights), same
 hard-conditioned sampler (:func:`neurips26.picsb.picsb.reconstruct`, so ``M ⊙ x = y`` exactly) and the
 same budget and seeds as :func:`neurips26.picsb.picsb.train_picsb`: the network starts from ``seed``,

@@ -1,0 +1,419 @@
+"""The chapter's seven trained networks, their training and float16 checkpoints (chapter 06).
+
+``python -m neurips26.picsb.prepare --scale default`` trains the models of :data:`MODELS` and writes float16
+checkpoints into ``src/neurips26/picsb/checkpoints/`` (package data); ``--scale smoke`` trains tiny
+versions into the user cache; ``--only NAME`` (repeatable) restricts the run, and a checkpoint already there
+and fresh is kept. The notebooks get a model through :func:`pretrained` (the rule of the chapter's
+:class:`~neurips26.checkpoint_files.Registry`): the checkpoint of its scale when it is there and fresh,
+otherwise the same training through :func:`neurips26.cache.cached`.
+
+The models, all on the same training split (:mod:`neurips26.picsb.data`) and the same step budget:
+
+- ``picsb`` — the method (:func:`neurips26.picsb.picsb.train_picsb`): no HF field;
+- ``no-refresh``, ``no-pde``, ``soft-obs``, ``lf-only`` — its ablations (:mod:`neurips26.picsb.ablations`);
+- ``oracle`` — the same bridge trained on the true HF fields (:mod:`neurips26.picsb.baselines.oracle_bridge`);
+- ``dps-prior`` — DPS's unconditional DDPM prior on the true HF fields (:mod:`neurips26.picsb.baselines.dps`),
+  trained for :data:`PRIOR_BUDGET` (4) times the bridges' steps.
+
+Sizes at default [our choice, settled on the 32 validation cases before any test case was scored; the
+pilot is in the chapter's "What we changed and why"]: ``R_max = 3`` rounds of ``S = 800`` steps at batch
+32, a refresh of ``N_s = 10`` OT-ODE steps polished by ``K₁ = 300`` projected Adam steps on ``E``,
+``κ = 1``. Measured (one thread, two shared cores): ≈ 160 s for PICSB, ≈ 100 s for a model without refresh.
+
+A checkpoint is fresh when today's configuration hashes as recorded, its state dict fits the network
+exactly and it reproduces the validation metrics recorded beside it (bridges: mean rel-L2 and mean ‖R‖ of
+the OT-ODE reconstruction of the validation split; the prior: its loss on the validation fields at a fixed
+draw) within relative :data:`~neurips26.checkpoint_files.METRIC_RTOL` plus :data:`METRIC_ATOL`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+import neurips26
+from neurips26.cache import cache_key, cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    CheckpointError,
+    Registry,
+    Sidecar,
+    check_directory_budget,
+    check_layout,
+    config_hash,
+    half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+    write_within_budget,
+)
+from neurips26.picsb import ablations
+from neurips26.picsb.baselines import dps
+from neurips26.picsb.baselines.oracle_bridge import train_oracle
+from neurips26.picsb.burgers import BurgersConfig, relative_l2
+from neurips26.picsb.data import DataConfig, Split, make_split
+from neurips26.picsb.denoiser import Denoiser, DenoiserConfig
+from neurips26.picsb.metrics import residual_norm
+from neurips26.picsb.picsb import PICSBConfig, PICSBResult, reconstruct, truth_monitor
+from neurips26.scales import pick
+from neurips26.validation import check_choice
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+"""Where the committed (default-scale) checkpoints live: package data of ``neurips26.picsb``."""
+
+SOURCE_FILES: tuple[tuple[str, str], ...] = tuple(
+    ("neurips26.picsb", f)
+    for f in (
+        "burgers.py",
+        "observations.py",
+        "data.py",
+        "energy.py",
+        "bridge.py",
+        "denoiser.py",
+        "picsb.py",
+        "ablations.py",
+        "baselines/oracle_bridge.py",
+        "baselines/dps.py",
+    )
+)
+"""The modules whose code decides what a stored state dict computes (fingerprinted, shown when stale)."""
+
+BRIDGES = ("picsb", "no-refresh", "no-pde", "soft-obs", "lf-only", "oracle")
+"""The bridge networks (a :class:`~neurips26.picsb.denoiser.Denoiser` each)."""
+PRIOR = "dps-prior"
+MODEL_NAMES: tuple[str, ...] = (*BRIDGES, PRIOR)
+MAX_TOTAL_BYTES = 4_000_000
+"""The chapter's own cap on its checkpoint directory (under the book's 6 MB)."""
+METRIC_ATOL = 1e-6
+"""Absolute slack of the metric check (on top of the relative one), for metrics near zero."""
+PRIOR_BUDGET = 4
+"""DPS's prior trains for this many times the bridges' steps: an unconditional DDPM must learn the whole
+field distribution, and at the bridges' budget its ancestral samples came out ten times too large (a
+validation pilot); at four times they have about the right size."""
+HELD_OUT_SEED = 12345
+"""The seed of the prior's fixed validation draw (noise levels and noise)."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One row of the table: ``name`` and what it is (for ``prepare --list``)."""
+
+    name: str
+    role: str
+
+    def __str__(self) -> str:
+        return f"{self.name}  ({self.role})"
+
+
+MODELS: tuple[ModelSpec, ...] = (
+    ModelSpec("picsb", "PICSB: surrogate refresh, residual loss, hard conditioning; no HF field"),
+    ModelSpec("no-refresh", "ablation: R_max = 0, same total steps"),
+    ModelSpec("no-pde", "ablation: lambda_R = 0"),
+    ModelSpec("soft-obs", "ablation: sensors as a loss only, no hard conditioning"),
+    ModelSpec("lf-only", "ablation: bridge to the LF prior with sensors spread in, no PDE, no refresh"),
+    ModelSpec("oracle", "baseline: the same bridge trained on the true HF fields"),
+    ModelSpec("dps-prior", "baseline: DPS's DDPM prior on the true HF fields, same steps"),
+)
+
+
+@dataclass(frozen=True)
+class PrepareConfig:
+    """What trains every model at one scale: the ``data``, PICSB's ``picsb`` config (the ablations and the
+    oracle derive from it) and the DPS ``prior`` (same step budget)."""
+
+    data: DataConfig = field(default_factory=DataConfig)
+    picsb: PICSBConfig = field(default_factory=PICSBConfig)
+    prior: dps.PriorConfig = field(default_factory=dps.PriorConfig)
+
+    @classmethod
+    def for_scale(cls, scale: str) -> PrepareConfig:
+        """smoke: 128 training cases, two rounds of 15 steps; default: the module docstring's sizes;
+        paper: 2048 cases and 5 rounds of 3000 steps (not run here)."""
+        smoke = PICSBConfig(rounds=2, steps=15, batch=16, sample_steps=5, polish_steps=20)
+        default = PICSBConfig(rounds=3, steps=800, batch=32, sample_steps=10, polish_steps=300)
+        paper = PICSBConfig(rounds=5, steps=3000, batch=32, sample_steps=10, polish_steps=300)
+        data = pick(
+            scale,
+            smoke=DataConfig(train=128, validation=8, test=16),
+            default=DataConfig(),
+            paper=DataConfig(train=2048, validation=64, test=256),
+        )
+        picsb_config = pick(scale, smoke=smoke, default=default, paper=paper)
+        total = PRIOR_BUDGET * picsb_config.rounds * picsb_config.steps
+        prior = dps.PriorConfig(train_steps=total, batch=picsb_config.batch, lr=picsb_config.lr)
+        return cls(data=data, picsb=picsb_config, prior=prior)
+
+
+def expected_hash(name: str, config: PrepareConfig) -> str:
+    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``name`` under ``config``:
+    the data and the bridges' config, or for the prior the data and the prior's config."""
+    train = config.prior if name == PRIOR else config.picsb
+    return config_hash({"model": name, "data": config.data, "train": train, "format": FORMAT})
+
+
+@dataclass(frozen=True)
+class PICSBMeta(Sidecar):
+    """The sidecar of a checkpoint (``NAME.json``).
+
+    name; config_hash: :func:`expected_hash`; source: fingerprint of :data:`SOURCE_FILES` (information);
+    model: the network's config; spec: the training description (``residual_weight`` ``λ_R`` included);
+    metrics: measured with the float16 weights (the behaviour check); curves: the logged training loss and
+    the per-round surrogate energy and display-only rel-L2; weights_hash, version, torch, train_seconds,
+    format.
+    """
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("model", "spec", "metrics", "curves")
+
+    name: str
+    config_hash: str
+    source: str
+    model: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, list[float]] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+# --------------------------------------------------------------------------------------------
+# data, building and measuring
+
+
+@cache
+def split(name: str, scale: str) -> Split:
+    """Split ``name`` of the data at ``scale`` (made once per process; a few seconds at default)."""
+    return make_split(name, PrepareConfig.for_scale(scale).data)
+
+
+def _check_name(name: str) -> str:
+    return check_choice("name", name, MODEL_NAMES)
+
+
+def variant(name: str, config: PICSBConfig) -> ablations.Variant:
+    """The :class:`~neurips26.picsb.ablations.Variant` that trains bridge ``name`` (the oracle trains as
+    PICSB's config without refresh, on the truth)."""
+    if name in ablations.ABLATIONS:
+        return ablations.ablate(name, config)
+    return ablations.picsb_full(config)
+
+
+def build_model(name: str, meta: PICSBMeta, state: dict[str, Tensor]) -> torch.nn.Module:
+    """The network of ``meta`` with the float16 ``state`` loaded in float32 (eval mode); checks the layout."""
+    if _check_name(name) == PRIOR:
+        model: torch.nn.Module = dps.Prior(dps.PriorConfig(**_prior_kwargs(meta.model)))
+    else:
+        model = Denoiser(DenoiserConfig(**{**meta.model, "channels": tuple(meta.model["channels"])}))
+    reference = model.state_dict()
+    check_layout(meta.name, state, reference)
+    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    return model.eval()
+
+
+def _prior_kwargs(model: dict[str, Any]) -> dict[str, Any]:
+    kwargs = dict(model)
+    kwargs["channels"] = tuple(kwargs["channels"])
+    kwargs["burgers"] = BurgersConfig(**kwargs["burgers"])
+    return kwargs
+
+
+def _model_dict(name: str, config: PrepareConfig) -> dict[str, Any]:
+    if name == PRIOR:
+        return asdict(config.prior)
+    return asdict(config.picsb.denoiser)
+
+
+def bridge_fields(name: str, model: torch.nn.Module, data: Split, config: PICSBConfig) -> Tensor:
+    """Bridge ``name``'s OT-ODE reconstruction of ``data`` in ``config.sample_steps`` network calls
+    (hard-conditioned, except ``soft-obs``)."""
+    hard = variant(name, config).hard
+    with torch.no_grad():
+        return reconstruct(
+            model, data.x1, data.y, data.mask, config.sample_steps, "ot-ode", batch=64, hard=hard
+        )
+
+
+@torch.no_grad()
+def validation_metrics(name: str, model: torch.nn.Module, scale: str) -> dict[str, float]:
+    """Bridges: ``val_rel_l2`` and ``val_residual`` (means over the validation split of the OT-ODE
+    reconstruction); the prior: ``val_loss``, its ε-loss on the validation fields at a fixed draw."""
+    config = PrepareConfig.for_scale(scale)
+    val = split("validation", scale)
+    if _check_name(name) == PRIOR:
+        generator = torch.Generator().manual_seed(HELD_OUT_SEED)
+        return {"val_loss": float(dps.prior_loss(model, val.truth, generator))}
+    fields = bridge_fields(name, model, val, config.picsb)
+    return {
+        "val_rel_l2": float(relative_l2(fields, val.truth).mean()),
+        "val_residual": float(residual_norm(fields, config.data.burgers).mean()),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# training
+
+
+def _train_bridge(name: str, scale: str, progress: bool) -> PICSBResult:
+    config = PrepareConfig.for_scale(scale)
+    train = split("train", scale)
+    data = train.training_set()
+    if name == "oracle":
+        return train_oracle(data, train.truth, config.picsb, progress=progress)
+    monitor = truth_monitor(train.truth)  # display only: the per-round rel-L2 of the logs
+    return ablations.train_variant(data, variant(name, config.picsb), monitor=monitor, progress=progress)
+
+
+def train_model(name: str, scale: str, *, progress: bool = True) -> tuple[dict[str, Tensor], PICSBMeta]:
+    """Train model ``name`` at ``scale``; its float16 state and sidecar (metrics on the float16 weights)."""
+    name = _check_name(name)
+    config = PrepareConfig.for_scale(scale)
+    start = time.perf_counter()
+    curves: dict[str, list[float]]
+    if name == PRIOR:
+        prior, losses = dps.train_prior(
+            split("train", scale).truth, config.prior, seed=config.picsb.seed, progress=progress
+        )
+        model: torch.nn.Module = prior
+        spec: dict[str, Any] = {"steps": config.prior.train_steps, "batch": config.prior.batch}
+        curves = {"loss": losses}
+    else:
+        result = _train_bridge(name, scale, progress)
+        model = result.model
+        v = variant(name, config.picsb)
+        spec = {
+            "rounds": v.config.rounds,
+            "steps": v.config.steps,
+            "batch": v.config.batch,
+            "hard": v.hard,
+            "residual_weight": result.residual_weight,
+            "polish_steps": v.config.polish_steps,
+            "sample_steps": v.config.sample_steps,
+            "kappa": v.config.kappa,
+        }
+        curves = {
+            "loss": result.losses,
+            "round": [float(log.round) for log in result.logs],
+            "round_energy": [log.energy for log in result.logs],
+            "round_rel_l2": [log.rel_l2 for log in result.logs],
+            "round_loss": [log.loss for log in result.logs],
+        }
+    seconds = time.perf_counter() - start
+    every = max(1, len(curves["loss"]) // 200)
+    curves["loss_step"] = [float(s) for s in range(0, len(curves["loss"]), every)]
+    curves["loss"] = [float(v) for v in curves["loss"][::every]]
+    state = half_state(model)
+    stub = PICSBMeta(name=name, config_hash="", source="", model=_model_dict(name, config))
+    metrics = validation_metrics(name, build_model(name, stub, state), scale)
+    meta = PICSBMeta(
+        name=name,
+        config_hash=expected_hash(name, config),
+        source=source_fingerprint(SOURCE_FILES),
+        model=_model_dict(name, config),
+        spec={**spec, "parameters": sum(v.numel() for v in state.values())},
+        metrics=metrics,
+        curves=curves,
+        weights_hash=weights_hash(state),
+        version=neurips26.__version__,
+        torch=torch.__version__,
+        train_seconds=round(seconds, 2),
+    )
+    return state, meta
+
+
+def _trained(name: str, scale: str, verbose: bool) -> tuple[dict[str, Tensor], PICSBMeta]:
+    """``train_model(name, scale)``, kept in the user cache (keyed by the config and the code)."""
+    config = PrepareConfig.for_scale(scale)
+    key = {
+        "hash": expected_hash(name, config),
+        "source": source_fingerprint(SOURCE_FILES),
+        "train": cache_key("source", None, "neurips26.train"),
+    }
+    return cached(
+        f"picsb-model-{name}-{scale}",
+        key,
+        lambda: train_model(name, scale, progress=verbose),
+        package="neurips26.picsb",
+        verbose=verbose,
+    )
+
+
+REGISTRY = Registry(
+    chapter="picsb",
+    package_dir=PACKAGE_DIR,
+    names=MODEL_NAMES,
+    meta_class=PICSBMeta,
+    expected_hash=lambda name, scale: expected_hash(name, PrepareConfig.for_scale(scale)),
+    build=lambda name, scale, meta, state: build_model(name, meta, state),
+    measure=lambda name, scale, model: validation_metrics(name, model, scale),
+    train=_trained,
+    source_files=lambda name: SOURCE_FILES,
+    atol=METRIC_ATOL,
+)
+"""The chapter's models in the :class:`~neurips26.checkpoint_files.Registry`."""
+
+checkpoint_dir = REGISTRY.checkpoint_dir
+load_checkpoint = REGISTRY.load
+pretrained = REGISTRY.pretrained
+
+
+# --------------------------------------------------------------------------------------------
+# the command line
+
+
+def prepare(
+    scale: str = "smoke",
+    *,
+    only: Sequence[str] | None = None,
+    out: Path | str | None = None,
+    progress: bool = True,
+) -> list[PICSBMeta]:
+    """Train and write the models at ``scale`` (or the names in ``only``) into ``out`` (default
+    :func:`checkpoint_dir`); a fresh checkpoint already there is kept. Returns the sidecars written."""
+    if only is None:
+        names = MODEL_NAMES
+    else:
+        if isinstance(only, str):
+            raise TypeError("only must be a sequence of names, not a str")
+        names = tuple(check_choice("only", n, MODEL_NAMES) for n in only)
+    directory = Path(checkpoint_dir(scale) if out is None else out)
+    written: list[PICSBMeta] = []
+    for name in names:
+        try:
+            load_checkpoint(name, scale, directory=directory)
+            print(f"[prepare] {name}: fresh in {directory}, kept", flush=True)
+            continue
+        except CheckpointError:
+            pass
+        state, meta = train_model(name, scale, progress=progress)
+        write_within_budget(directory, state, meta)
+        written.append(meta)
+    total = check_directory_budget(directory, len(written))
+    if total > MAX_TOTAL_BYTES:
+        raise RuntimeError(f"the chapter's checkpoints take {total} bytes, over {MAX_TOTAL_BYTES}")
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m neurips26.picsb.prepare --scale smoke|default|paper [--only NAME]... [--out DIR]``."""
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.picsb.prepare",
+        description="Train and write the bridges and the DPS prior of chapter 06.",
+        models=MODELS,
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
