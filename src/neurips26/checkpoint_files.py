@@ -418,6 +418,51 @@ class Registry:
         state, meta = self.train(name, scale, verbose)
         return self.build(name, scale, meta, state), meta
 
+    def chosen(self, only: Sequence[str] | None) -> tuple[str, ...]:
+        """The names a ``prepare --only`` selects: all of :attr:`names` for None, else each of ``only``
+        checked (``ValueError`` naming ``only``)."""
+        if only is None:
+            return self.names
+        if isinstance(only, str):
+            raise TypeError("only must be a sequence of names, not a str")
+        bad = [n for n in only if n not in self.names]
+        if bad:
+            raise ValueError(
+                f"only must name models of {self.chapter}: {', '.join(self.names)}; got {bad[0]!r}"
+            )
+        return tuple(only)
+
+    def write(
+        self,
+        names: Sequence[str],
+        scale: str,
+        directory: Path | str,
+        train: Callable[[str], tuple[Mapping[str, torch.Tensor], Sidecar]],
+        *,
+        max_total: int | None = None,
+    ) -> list[Sidecar]:
+        """What a chapter's ``prepare`` does: for each of ``names``, keep the checkpoint in ``directory``
+        when it loads fresh (an interrupted run resumes), else ``train(name)`` and write it within the
+        per-checkpoint cap; then check the directory against the book's caps and ``max_total`` (default
+        :data:`MAX_CHAPTER_BYTES`; ``RuntimeError`` over it). Returns the sidecars written."""
+        cap = MAX_CHAPTER_BYTES if max_total is None else max_total
+        folder = Path(directory)
+        written: list[Sidecar] = []
+        for name in names:
+            try:
+                self.load(self._name(name), scale, directory=folder)
+                print(f"[prepare] {name}: fresh in {folder}, kept", flush=True)
+                continue
+            except CheckpointError:
+                pass
+            state, meta = train(name)
+            write_within_budget(folder, state, meta)
+            written.append(meta)
+        total = check_directory_budget(folder, len(written))
+        if total > cap:
+            raise RuntimeError(f"the chapter's checkpoints take {total} bytes, over {cap}")
+        return written
+
 
 # --------------------------------------------------------------------------------------------
 # the size budget of committed checkpoints and the command line of a chapter's prepare module

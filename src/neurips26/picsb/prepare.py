@@ -43,17 +43,14 @@ import neurips26
 from neurips26.cache import cache_key, cached
 from neurips26.checkpoint_files import (
     FORMAT,
-    CheckpointError,
     Registry,
     Sidecar,
-    check_directory_budget,
     check_layout,
     config_hash,
     half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
-    write_within_budget,
 )
 from neurips26.picsb import ablations
 from neurips26.picsb.baselines import dps
@@ -380,28 +377,13 @@ def prepare(
 ) -> list[PICSBMeta]:
     """Train and write the models at ``scale`` (or the names in ``only``) into ``out`` (default
     :func:`checkpoint_dir`); a fresh checkpoint already there is kept. Returns the sidecars written."""
-    if only is None:
-        names = MODEL_NAMES
-    else:
-        if isinstance(only, str):
-            raise TypeError("only must be a sequence of names, not a str")
-        names = tuple(check_choice("only", n, MODEL_NAMES) for n in only)
-    directory = Path(checkpoint_dir(scale) if out is None else out)
-    written: list[PICSBMeta] = []
-    for name in names:
-        try:
-            load_checkpoint(name, scale, directory=directory)
-            print(f"[prepare] {name}: fresh in {directory}, kept", flush=True)
-            continue
-        except CheckpointError:
-            pass
-        state, meta = train_model(name, scale, progress=progress)
-        write_within_budget(directory, state, meta)
-        written.append(meta)
-    total = check_directory_budget(directory, len(written))
-    if total > MAX_TOTAL_BYTES:
-        raise RuntimeError(f"the chapter's checkpoints take {total} bytes, over {MAX_TOTAL_BYTES}")
-    return written
+    return REGISTRY.write(
+        REGISTRY.chosen(only),
+        scale,
+        checkpoint_dir(scale) if out is None else out,
+        lambda name: train_model(name, scale, progress=progress),
+        max_total=MAX_TOTAL_BYTES,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

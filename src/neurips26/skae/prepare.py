@@ -52,17 +52,14 @@ import neurips26
 from neurips26.cache import cache_key, cached
 from neurips26.checkpoint_files import (
     FORMAT,
-    CheckpointError,
     Registry,
     Sidecar,
-    check_directory_budget,
     check_layout,
     config_hash,
     half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
-    write_within_budget,
 )
 from neurips26.scales import pick
 from neurips26.skae.data import (
@@ -521,28 +518,14 @@ def prepare(
     chapter's :data:`MAX_TOTAL_BYTES`).
     """
     config = PrepareConfig.for_scale(scale)
-    if only is None:
-        names = tuple(spec.name for spec in model_table(scale))
-    else:
-        if isinstance(only, str):
-            raise TypeError("only must be a sequence of names, not a str")
-        names = tuple(check_choice("only", n, MODEL_NAMES) for n in only)
-    directory = Path(checkpoint_dir(scale) if out is None else out)
-    written: list[KAEMeta] = []
-    for name in names:
-        try:
-            load_checkpoint(name, scale, directory=directory)
-            print(f"[prepare] {name}: fresh in {directory}, kept", flush=True)
-            continue
-        except CheckpointError:
-            pass
-        state, meta = train_model(model_spec(name), config, progress=progress)
-        write_within_budget(directory, state, meta)
-        written.append(meta)
-    total = check_directory_budget(directory, len(written))
-    if total > MAX_TOTAL_BYTES:
-        raise RuntimeError(f"the chapter's checkpoints take {total} bytes, over {MAX_TOTAL_BYTES}")
-    return written
+    names = tuple(spec.name for spec in model_table(scale)) if only is None else REGISTRY.chosen(only)
+    return REGISTRY.write(
+        names,
+        scale,
+        checkpoint_dir(scale) if out is None else out,
+        lambda name: train_model(model_spec(name), config, progress=progress),
+        max_total=MAX_TOTAL_BYTES,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

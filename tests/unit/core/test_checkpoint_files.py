@@ -300,3 +300,26 @@ def test_registry_rejects_bad_declarations_and_names(tmp_path):
         registry.pretrained("c")
     with pytest.raises(ValueError, match="scale"):
         registry.load("a", "huge")
+
+
+def test_registry_write_keeps_fresh_checkpoints_trains_the_rest_and_checks_the_cap(toy, tmp_path, capsys):
+    registry, trained = toy
+    out = tmp_path / "out"
+    written = registry.write(("a", "b"), "smoke", out, lambda name: registry.train(name, "smoke", False))
+    assert [m.name for m in written] == ["a", "b"] and trained == [("a", "smoke"), ("b", "smoke")]
+    again = registry.write(
+        registry.chosen(None), "smoke", out, lambda name: registry.train(name, "smoke", False)
+    )
+    assert again == [] and len(trained) == 2  # both fresh: nothing retrained
+    assert "a: fresh in" in capsys.readouterr().out
+    (out / "b.pt").unlink()  # an interrupted run: b is missing
+    assert [
+        m.name for m in registry.write(("a", "b"), "smoke", out, lambda n: registry.train(n, "smoke", False))
+    ] == ["b"]
+    with pytest.raises(RuntimeError, match="over 10"):
+        registry.write(("a",), "smoke", out, lambda n: registry.train(n, "smoke", False), max_total=10)
+    assert registry.chosen(["b"]) == ("b",)
+    with pytest.raises(ValueError, match="only"):
+        registry.chosen(["c"])
+    with pytest.raises(TypeError, match="only"):
+        registry.chosen("a")
