@@ -49,12 +49,15 @@ TEACHER_GEOMETRY_DROPOUT = 0.1
 @dataclass(frozen=True)
 class Clips:
     """A batch of clips: ``rgb`` (B, T, 3, H, W) in [−1, 1], ``log_depth`` (B, T, 1, H, W), ``valid``
-    (B, T, 1, H, W) bool and ``plucker`` (B, T, P, 6) per patch centre."""
+    (B, T, 1, H, W) bool, ``plucker`` (B, T, P, 6) per patch centre and, optionally, the memory channels
+    ``(M_rgb (B, T, 3, H, W), log M_d (B, T, 1, H, W), V (B, T, 1, H, W))`` of every frame
+    (:func:`truth_memory`: the teacher-forced memory a memory model trains with)."""
 
     rgb: Tensor
     log_depth: Tensor
     valid: Tensor
     plucker: Tensor
+    memory: tuple[Tensor, Tensor, Tensor] | None = None
 
     def __post_init__(self) -> None:
         lead = tuple(self.rgb.shape[:2])
@@ -75,7 +78,8 @@ class Clips:
 
     def take(self, index: Tensor) -> Clips:
         """The clips at ``index`` (a batch draw)."""
-        return Clips(self.rgb[index], self.log_depth[index], self.valid[index], self.plucker[index])
+        memory = None if self.memory is None else tuple(m[index] for m in self.memory)
+        return Clips(self.rgb[index], self.log_depth[index], self.valid[index], self.plucker[index], memory)
 
 
 def with_memory(state: Tensor, memory: Tensor | None, validity: Tensor | None) -> Tensor:
@@ -134,8 +138,9 @@ def df_loss(
         drop = torch.rand(batch, generator=generator).to(device) < TEACHER_GEOMETRY_DROPOUT
         d_t = torch.where(drop[:, None, None, None, None], eps_d, d_t)
         geo_weight = geo_weight * (~drop).to(dtype)[:, None]
-    geo_in = with_memory(d_t, None, None) if model.config.geometry else None
-    v_app, v_geo = model(with_memory(rgb_t, None, None), geo_in, t, clips.plucker)
+    m_rgb, m_d, m_valid = (None, None, None) if clips.memory is None else clips.memory
+    geo_in = with_memory(d_t, m_d, m_valid) if model.config.geometry else None
+    v_app, v_geo = model(with_memory(rgb_t, m_rgb, m_valid), geo_in, t, clips.plucker)
     per_frame = (v_app - velocity_target(clips.rgb, eps_rgb)).square().mean(dim=(2, 3, 4))
     loss = (per_frame * weight).sum() / weight.sum().clamp(min=1.0)
     if v_geo is not None and geometry_weight > 0:
@@ -144,6 +149,38 @@ def df_loss(
         per_frame_geo = sq.sum(dim=(2, 3, 4)) / mask.sum(dim=(2, 3, 4)).clamp(min=1.0)
         loss = loss + geometry_weight * (per_frame_geo * geo_weight).sum() / geo_weight.sum().clamp(min=1.0)
     return loss
+
+
+def truth_memory(
+    rgb: Tensor,
+    log_depth: Tensor,
+    valid: Tensor,
+    poses: Tensor,
+    K: Tensor,  # noqa: N803
+    bounds: tuple[Tensor, Tensor],
+    *,
+    resolution: int = 16,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """The teacher-forced memory of every frame of a batch of clips: frame ``k`` sees a voxel memory built
+    from the ground-truth frames ``0 … k − 1`` (their RGB and depth at their poses) rendered at pose ``k``
+    (frame 0: an empty memory). Returns ``(M_rgb (B, T, 3, H, W), log M_d (B, T, 1, H, W), V (B, T, 1, H,
+    W))``, zeros where not ``V``; no gradient."""
+    from neurips26.jag.memory import VoxelMemory  # noqa: PLC0415 - only this helper needs it
+
+    batch, frames, _, height, width = rgb.shape
+    memory = VoxelMemory(bounds, batch, resolution, device=rgb.device)
+    out_rgb, out_d, out_v = [], [], []
+    with torch.no_grad():
+        for k in range(frames):
+            if k > 0:
+                memory.insert(
+                    rgb[:, k - 1], log_depth[:, k - 1, 0].exp(), poses[:, k - 1], K, valid[:, k - 1, 0]
+                )
+            m_rgb, m_d, v = memory.render(poses[:, k], K, height, width)
+            out_rgb.append(m_rgb)
+            out_d.append(torch.where(v, m_d.clamp(min=1e-3).log(), torch.zeros_like(m_d))[:, None])
+            out_v.append(v[:, None].to(rgb.dtype))
+    return torch.stack(out_rgb, 1), torch.stack(out_d, 1), torch.stack(out_v, 1)
 
 
 MemoryFn = Callable[[int, Tensor, Tensor | None], tuple[Tensor | None, Tensor | None, Tensor | None]]
@@ -171,27 +208,31 @@ def sample_causal(
     cache = model.make_cache()
     rgbs, depths = [rgb0], [d0]
 
-    def inputs(k: int, rgb: Tensor, d: Tensor) -> tuple[Tensor, Tensor | None]:
-        m_rgb, m_d, valid = (
-            (None, None, None) if memory_fn is None else memory_fn(k, torch.stack(rgbs, 1), None)
-        )
+    def memory(k: int) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+        if memory_fn is None:
+            return (None, None, None)
+        return memory_fn(k, torch.stack(rgbs, 1), torch.stack(depths, 1) if geometry else None)
+
+    def inputs(rgb: Tensor, d: Tensor, mem) -> tuple[Tensor, Tensor | None]:
+        m_rgb, m_d, valid = mem
         app = with_memory(rgb, m_rgb, valid)
         return app, (with_memory(d, m_d, valid) if geometry else None)
 
     with torch.no_grad():
-        app, geo = inputs(0, rgb0, d0)
+        app, geo = inputs(rgb0, d0, memory(0))
         model.write(cache, app, geo, plucker[:, 0])
         for k in range(1, frames):
+            mem = memory(k)  # rendered once per frame, from the frames generated so far
             rgb = torch.randn(rgb0.shape, generator=generator).to(rgb0)
             d = torch.randn(d0.shape, generator=generator).to(d0)
             for t, t_next in zip(grid[:-1], grid[1:], strict=True):
-                app, geo = inputs(k, rgb, d)
+                app, geo = inputs(rgb, d, mem)
                 level = torch.full((batch,), t, dtype=rgb0.dtype, device=rgb0.device)
                 v_app, v_geo = model.step(app, geo, level, plucker[:, k], cache)
                 rgb = euler_step(rgb, v_app, t, t_next)
                 if v_geo is not None:
                     d = euler_step(d, v_geo, t, t_next)
-            app, geo = inputs(k, rgb, d)
+            app, geo = inputs(rgb, d, mem)
             model.write(cache, app, geo, plucker[:, k])
             rgbs.append(rgb)
             depths.append(d)
@@ -235,5 +276,6 @@ __all__ = [
     "draw_levels",
     "sample_causal",
     "sample_teacher",
+    "truth_memory",
     "with_memory",
 ]

@@ -9,9 +9,12 @@ from neurips26.jag.diffusion_forcing import (
     draw_levels,
     sample_causal,
     sample_teacher,
+    truth_memory,
     with_memory,
 )
 from neurips26.jag.model import JAGConfig, JAGModel
+from neurips26.jag.scenes import make_clip
+from neurips26.jag.sgf import SelfMemory
 
 
 def _clips(batch=2, frames=5, seed=0):
@@ -87,3 +90,17 @@ def test_branch_inputs_and_bad_clips():
             torch.zeros(1, 2, 1, 4, 4, dtype=torch.bool),
             torch.zeros(1, 2, 1, 6),
         )
+
+
+def test_truth_memory_is_the_teacher_forced_memory_of_every_frame():
+    clip = make_clip(3, 4, "yaw_sweep")
+    rgb, log_depth, valid, poses = (x[None] for x in (clip.rgb, clip.log_depth, clip.valid, clip.poses))
+    m_rgb, m_d, v = truth_memory(rgb, log_depth, valid, poses, clip.K, clip.bounds)
+    assert m_rgb.shape == (1, 4, 3, 16, 16) and m_d.shape == v.shape == (1, 4, 1, 16, 16)
+    assert v[:, 0].sum() == 0 and v[:, 1:].mean() > 0.5  # frame 0: empty memory; later frames overlap
+    same = SelfMemory(poses, clip.K, clip.bounds, (rgb, log_depth, valid), source="truth")
+    for k in range(4):
+        torch.testing.assert_close(same(k, rgb, log_depth)[0], m_rgb[:, k])
+    clips = Clips(rgb, log_depth, valid, torch.zeros(1, 4, 16, 6), (m_rgb, m_d, v))
+    model = JAGModel(JAGConfig(memory=True), seed=0)
+    assert torch.isfinite(df_loss(model, clips, "df", torch.Generator().manual_seed(0)))
