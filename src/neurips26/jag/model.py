@@ -90,7 +90,11 @@ class JAGConfig:
     ``None`` = the whole history, the full-history baseline); ``geometry=False`` keeps the appearance
     branch only (the RGB-only Self-Forcing baseline); ``memory=False`` zeroes the memory channels;
     ``causal=False`` is the bidirectional teacher. ``time_scale`` multiplies ``t ∈ [0, 1]`` before the
-    sinusoidal features (``frequency_dim`` of them).
+    sinusoidal features (``frequency_dim`` of them). ``pixel_skip`` [our choice, off by default] adds a
+    per-pixel path from each branch's input channels to its output, ``v += (1 + g(c_k)) ⊙ S_b(input)``
+    with ``S_b`` a zero-initialised 1 × 1 convolution and ``g`` a zero-initialised linear map of the
+    frame's level embedding: at width 48 a token (48 numbers) cannot carry a 4 × 4 RGB patch's detail
+    (48 numbers) through the blocks, and this path lets the rendered memory's colours reach the output.
     """
 
     image_size: int | tuple[int, int] = 16
@@ -105,6 +109,7 @@ class JAGConfig:
     causal: bool = True
     time_scale: float = 1000.0
     frequency_dim: int = 64
+    pixel_skip: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "image_size", _size_pair(self.image_size))
@@ -122,6 +127,7 @@ class JAGConfig:
         _check_bool("geometry", self.geometry)
         _check_bool("memory", self.memory)
         _check_bool("causal", self.causal)
+        _check_bool("pixel_skip", self.pixel_skip)
         check_float("time_scale", self.time_scale, minimum=0.0, strict_min=True)
         check_int("frequency_dim", self.frequency_dim, minimum=2)
         if self.frequency_dim % 2:
@@ -308,6 +314,11 @@ class JAGModel(nn.Module):
             self.time = TimestepEmbedding(d, frequency_dim=config.frequency_dim, scale=config.time_scale)
             self.blocks = nn.ModuleList(JointBlock(config) for _ in range(config.depth))
             self.final = nn.ModuleDict({b: _FinalLayer(config, OUT_CHANNELS[b]) for b in config.branches})
+            if config.pixel_skip:
+                self.skip = nn.ModuleDict(
+                    {b: nn.Conv2d(config.in_channels(b), OUT_CHANNELS[b], 1) for b in config.branches}
+                )
+                self.skip_gain = nn.ModuleDict({b: nn.Linear(d, OUT_CHANNELS[b]) for b in config.branches})
             self._initialise()
 
     def _initialise(self) -> None:
@@ -323,6 +334,8 @@ class JAGModel(nn.Module):
             nn.init.normal_(layer.weight, std=0.02)
         zero = [blk.modulation for block in self.blocks for blk in block.branches.values()]
         zero += [f.modulation for f in self.final.values()] + [f.linear for f in self.final.values()]
+        if self.config.pixel_skip:
+            zero += [*self.skip.values(), *self.skip_gain.values()]
         for layer in zero:
             nn.init.zeros_(layer.weight)
             nn.init.zeros_(layer.bias)
@@ -405,8 +418,16 @@ class JAGModel(nn.Module):
         x = tokens.view(b, frames, h // p, w // p, channels, p, p)
         return x.permute(0, 1, 4, 2, 5, 3, 6).reshape(b, frames, channels, h, w)
 
-    def _outputs(self, xs: dict[str, Tensor], c: Tensor) -> tuple[Tensor, Tensor | None]:
+    def _outputs(
+        self, xs: dict[str, Tensor], c: Tensor, inputs: dict[str, Tensor]
+    ) -> tuple[Tensor, Tensor | None]:
         v = {n: self._unpatchify(self.final[n](x, c), OUT_CHANNELS[n]) for n, x in xs.items()}
+        if self.config.pixel_skip:
+            for n, x in inputs.items():
+                b, frames = x.shape[:2]
+                path = self.skip[n](x.flatten(0, 1)).view(b, frames, OUT_CHANNELS[n], *x.shape[3:])
+                gain = 1.0 + self.skip_gain[n](c)  # (B, T, C_out), from the frame's level
+                v[n] = v[n] + gain[..., None, None] * path
         return v["appearance"], v.get("geometry")
 
     # ----------------------------------------------------------------------------- whole clips
@@ -434,7 +455,7 @@ class JAGModel(nn.Module):
             )
         for block in self.blocks:
             xs, _ = block(xs, c, mask=mask)
-        return self._outputs(xs, c)
+        return self._outputs(xs, c, inputs)
 
     # ------------------------------------------------------------------------ frame by frame
 
@@ -482,7 +503,7 @@ class JAGModel(nn.Module):
             past = None if cache.keys[layer] is None else (cache.keys[layer], cache.values[layer])
             xs, kv = block(xs, c, past=past)  # the cache holds only frames inside the window: no mask
             new.append(kv)
-        v_app, v_geo = self._outputs(xs, c)
+        v_app, v_geo = self._outputs(xs, c, {n: x.unsqueeze(1) for n, x in inputs.items()})
         return (v_app[:, 0], None if v_geo is None else v_geo[:, 0]), new, cache
 
     def step(

@@ -304,3 +304,20 @@ def test_short_windows_cache_equals_forward(window: int) -> None:
     torch.testing.assert_close(c_app, v_app, atol=1e-10, rtol=0)
     torch.testing.assert_close(c_geo, v_geo, atol=1e-10, rtol=0)
     assert lengths == [min(k + 1, window - 1) for k in range(5)]
+
+
+def test_pixel_skip_starts_silent_adds_few_parameters_and_keeps_the_cache_exact() -> None:
+    skip_config = dataclasses.replace(CONFIG, pixel_skip=True)
+    plain, skip = JAGModel(CONFIG, seed=3), JAGModel(skip_config, seed=3)
+    extra = skip.parameter_count() - plain.parameter_count()
+    assert extra == (7 * 3 + 3) + (3 * 1 + 1) + (48 * 3 + 3) + (48 * 1 + 1)  # two 1x1 convs, two gains
+    app, geo, levels, pl = clip(CONFIG, 2, 5, seed=4)
+    for a, b in zip(plain(app, geo, levels, pl), skip(app, geo, levels, pl), strict=True):
+        assert torch.equal(a, b)  # zero-initialised: the same velocities as without the path
+    m = randomised(JAGModel(skip_config, seed=5), seed=6)
+    v_app, v_geo = m(app, geo, torch.zeros(2, 5), pl)
+    c_app, c_geo, _ = _cached_rollout(m, app, geo, pl)
+    torch.testing.assert_close(c_app, v_app, atol=1e-5, rtol=0)
+    torch.testing.assert_close(c_geo, v_geo, atol=1e-5, rtol=0)
+    with pytest.raises(TypeError, match="pixel_skip"):
+        JAGConfig(pixel_skip=1)
