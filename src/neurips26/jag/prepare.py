@@ -1,0 +1,486 @@
+"""The chapter's eight networks, their training recipes and float16 checkpoints (chapter 07).
+
+``python -m neurips26.jag.prepare --scale default`` trains the models of :data:`MODELS` and writes float16
+checkpoints into ``src/neurips26/jag/checkpoints/`` (package data); ``--scale smoke`` trains tiny versions
+into the user cache; ``--only NAME`` (repeatable) restricts the run, and a fresh checkpoint already there is
+kept. The notebooks get a model through :func:`pretrained` (the chapter's
+:class:`~neurips26.checkpoint_files.Registry`).
+
+The models, all of width 48 with the per-pixel skip path (:class:`~neurips26.jag.model.JAGConfig`), on
+the same training clips:
+
+- ``teacher`` — bidirectional, both branches, no memory, Diffusion Forcing in ``"teacher"`` mode;
+- ``tf``, ``df`` — the causal many-step baselines (Teacher Forcing, Diffusion Forcing), no memory;
+- ``sf-rgb`` — Self Forcing with an RGB-only student (no geometry, no memory);
+- ``jag-nosgf`` — the dual-branch student distilled by Self Forcing, no memory, no reward;
+- ``jag-tfmem`` — the dual-branch student with the memory built from the ground truth during training;
+- ``jag-sgf`` — Self Geometry Forcing: the memory built from its own frames and the geometric reward;
+- ``jag-sgf-noreward`` — the same without the reward.
+
+Every student starts from the ODE initialisation on the teacher's trajectories (the same pairs, drawn once
+per scale) and then runs :func:`neurips26.jag.sgf.distill` against the teacher loaded from its checkpoint,
+so a student is bound to the teacher it was distilled from: its configuration hash includes the teacher's
+weights hash.
+
+Sizes at default [our choice; pilots of the chapter's closing notes]: 256 training clips of 12 frames
+(a share of the rendered 1,024: the budget), teacher 1,500 steps, DF/TF 1,000, batch 8 at lr 3e-3; ODE
+initialisation on 128 teacher trajectories and 300 steps at lr 1e-3; 200 distillation updates at batch
+4 and lr 1e-4 with 5 critic updates each.
+
+A checkpoint is fresh when its configuration hashes as recorded, its state dict fits, and it reproduces
+its recorded validation metric (base models: the loss of their mode on eight evaluation clips at a fixed
+draw; students: the mean PSNR of a fixed-seed rollout of those clips) within
+:data:`~neurips26.checkpoint_files.METRIC_RTOL` plus :data:`METRIC_ATOL`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+import neurips26
+from neurips26.cache import cache_key, cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    Registry,
+    Sidecar,
+    check_layout,
+    config_hash,
+    half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.jag import geometry, scenes
+from neurips26.jag.diffusion_forcing import Clips, df_loss, truth_memory
+from neurips26.jag.metrics import psnr
+from neurips26.jag.model import JAGConfig, JAGModel
+from neurips26.jag.self_forcing import SelfForcingConfig, ode_loss, ode_pairs, rollout
+from neurips26.jag.sgf import DistillConfig, SelfMemory, distill
+from neurips26.scales import pick
+from neurips26.train import fit
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+"""Where the committed (default-scale) checkpoints live: package data of ``neurips26.jag``."""
+
+SOURCE_FILES: tuple[tuple[str, str], ...] = tuple(
+    ("neurips26.jag", f)
+    for f in (
+        "model.py",
+        "scenes.py",
+        "paths.py",
+        "geometry.py",
+        "memory.py",
+        "diffusion_forcing.py",
+        "self_forcing.py",
+        "sgf.py",
+    )
+)
+MAX_TOTAL_BYTES = 4_600_000
+METRIC_ATOL = 1e-5
+EVAL_CLIPS = 8
+EVAL_FRAMES = 12
+VALIDATION_SEED = 4321
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A row of the table: ``name``, ``role``; ``base`` the Diffusion Forcing mode of a base model (None for
+    a distilled student); the student's ``model`` switches and its distillation ``memory``/``reward``."""
+
+    name: str
+    role: str
+    base: str | None = None
+    causal: bool = True
+    geometry: bool = True
+    memory: bool = False
+    distill_memory: str | None = None
+    reward: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.name}  ({self.role})"
+
+
+MODELS: tuple[ModelSpec, ...] = (
+    ModelSpec(
+        "teacher", "bidirectional teacher, Diffusion Forcing with a shared level", "teacher", causal=False
+    ),
+    ModelSpec("tf", "baseline: causal Teacher Forcing, 32 steps", "tf"),
+    ModelSpec("df", "baseline: causal Diffusion Forcing, 32 steps", "df"),
+    ModelSpec("sf-rgb", "baseline: Self Forcing, RGB only", geometry=False),
+    ModelSpec("jag-nosgf", "ablation: dual-branch Self Forcing, no memory"),
+    ModelSpec(
+        "jag-tfmem",
+        "ablation: memory built from the ground truth in training",
+        memory=True,
+        distill_memory="truth",
+    ),
+    ModelSpec(
+        "jag-sgf",
+        "JAG: Self Geometry Forcing, own memory and geometric reward",
+        memory=True,
+        distill_memory="self",
+        reward="geo",
+    ),
+    ModelSpec("jag-sgf-noreward", "ablation: SGF without the reward", memory=True, distill_memory="self"),
+)
+MODEL_NAMES: tuple[str, ...] = tuple(m.name for m in MODELS)
+TEACHER = "teacher"
+
+
+def model_spec(name: str) -> ModelSpec:
+    if name not in MODEL_NAMES:
+        raise ValueError(f"name must be one of {', '.join(MODEL_NAMES)}; got {name!r}")
+    return MODELS[MODEL_NAMES.index(name)]
+
+
+@dataclass(frozen=True)
+class PrepareConfig:
+    """What trains the table at one scale (module docstring)."""
+
+    data: scenes.DataConfig = field(default_factory=scenes.DataConfig)
+    train_clips: int = 256
+    width: int = 48
+    teacher_steps: int = 1500
+    base_steps: int = 1000
+    batch: int = 8
+    lr: float = 3e-3
+    ode_clips: int = 128
+    ode_steps: int = 300
+    ode_lr: float = 1e-3
+    distill_steps: int = 200
+    distill_batch: int = 4
+    self_forcing: SelfForcingConfig = field(default_factory=lambda: SelfForcingConfig(lr=1e-4))
+    seed: int = 0
+
+    @classmethod
+    def for_scale(cls, scale: str) -> PrepareConfig:
+        smoke = cls(
+            data=scenes.DataConfig.for_scale("smoke"),
+            train_clips=8,
+            teacher_steps=4,
+            base_steps=4,
+            batch=2,
+            ode_clips=4,
+            ode_steps=2,
+            distill_steps=2,
+            distill_batch=2,
+            self_forcing=SelfForcingConfig(lr=1e-4, critic_updates=1),
+        )
+        return pick(scale, smoke=smoke, default=cls())
+
+    def model_config(self, spec: ModelSpec) -> JAGConfig:
+        return JAGConfig(
+            width=self.width,
+            causal=spec.causal,
+            geometry=spec.geometry,
+            memory=spec.memory,
+            pixel_skip=True,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# data
+
+
+def _plucker(batch: scenes.ClipBatch) -> Tensor:
+    n, frames = batch.poses.shape[:2]
+    rays = geometry.plucker_patches(batch.poses.reshape(-1, 4, 4), batch.K, *batch.rgb.shape[-2:], 4)
+    return rays.reshape(n, frames, -1, 6).float()
+
+
+@cache
+def training_data(scale: str) -> tuple[scenes.ClipBatch, Clips]:
+    """The first ``train_clips`` training clips and their :class:`Clips` with the teacher-forced memory."""
+    config = PrepareConfig.for_scale(scale)
+    batch = scenes.load_split("train", config.data, verbose=False).head(config.train_clips)
+    memory = truth_memory(batch.rgb, batch.log_depth, batch.valid, batch.poses, batch.K, batch.bounds)
+    return batch, Clips(batch.rgb, batch.log_depth, batch.valid, _plucker(batch), memory)
+
+
+@cache
+def validation_data(scale: str) -> tuple[scenes.ClipBatch, Clips]:
+    """Eight evaluation clips, their first twelve frames: what the recorded metrics are measured on."""
+    config = PrepareConfig.for_scale(scale)
+    full = scenes.load_split("evaluation", config.data, verbose=False)
+    n = min(EVAL_CLIPS, len(full))
+    frames = min(EVAL_FRAMES, full.frames)
+    rgb, log_depth, valid = (x[:n, :frames] for x in (full.rgb, full.log_depth, full.valid))
+    poses = full.poses[:n, :frames]
+    memory = truth_memory(rgb, log_depth, valid, poses, full.K, full.bounds)
+    sub = scenes.ClipBatch(rgb, log_depth, valid, poses, full.K, full.bounds, full.kinds[:n], full.seeds[:n])
+    return sub, Clips(rgb, log_depth, valid, _plucker(sub), memory)
+
+
+# --------------------------------------------------------------------------------------------
+# sidecar, building, measuring
+
+
+def expected_hash(name: str, scale: str, teacher_hash: str = "") -> str:
+    """The configuration hash of ``name`` at ``scale`` (a student's includes its teacher's weights)."""
+    config = PrepareConfig.for_scale(scale)
+    spec = model_spec(name)
+    payload: dict[str, Any] = {"model": spec, "prepare": config, "format": FORMAT}
+    if spec.base is None:
+        payload["teacher"] = teacher_hash
+    return config_hash(payload)
+
+
+@dataclass(frozen=True)
+class JAGMeta(Sidecar):
+    """The sidecar of a checkpoint: name, config_hash, source, model (the JAGConfig), spec, metrics,
+    curves, teacher (the teacher's weights hash, students only), weights_hash, version, torch,
+    train_seconds, format."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("model", "spec", "metrics", "curves")
+
+    name: str
+    config_hash: str
+    source: str
+    model: dict[str, Any] = field(default_factory=dict)
+    spec: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, list[float]] = field(default_factory=dict)
+    teacher: str = ""
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+def build_model(meta: JAGMeta, state: dict[str, Tensor]) -> JAGModel:
+    """The model of ``meta`` with the float16 ``state`` loaded in float32 (eval mode)."""
+    kwargs = dict(meta.model)
+    kwargs["image_size"] = tuple(kwargs["image_size"])
+    model = JAGModel(JAGConfig(**kwargs))
+    reference = model.state_dict()
+    check_layout(meta.name, state, reference)
+    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    return model.eval()
+
+
+@torch.no_grad()
+def validation_metrics(name: str, model: JAGModel, scale: str) -> dict[str, float]:
+    """Base models: ``val_loss`` of their mode at a fixed draw; students: ``val_psnr`` of a fixed-seed
+    4-step rollout (their memory built from their own frames when they have one)."""
+    spec = model_spec(name)
+    sub, clips = validation_data(scale)
+    generator = torch.Generator().manual_seed(VALIDATION_SEED)
+    if spec.base is not None:
+        return {"val_loss": float(df_loss(model, clips, spec.base, generator))}
+    memory = None
+    if spec.memory:
+        memory = SelfMemory(sub.poses, sub.K, sub.bounds, (sub.rgb, sub.log_depth, sub.valid), source="self")
+    out = rollout(
+        model,
+        (clips.rgb[:, 0], clips.log_depth[:, 0]),
+        clips.plucker,
+        generator,
+        exit_step=len(PrepareConfig.for_scale(scale).self_forcing.levels),
+        grad=False,
+        memory_fn=memory,
+    )
+    return {"val_psnr": float(psnr(out.rgb[:, 1:], clips.rgb[:, 1:]).mean())}
+
+
+# --------------------------------------------------------------------------------------------
+# training
+
+
+def _base(spec: ModelSpec, config: PrepareConfig, progress: bool) -> tuple[JAGModel, dict[str, list[float]]]:
+    _, clips = training_data(_scale(config))
+    model = JAGModel(config.model_config(spec), seed=config.seed)
+    generator = torch.Generator().manual_seed(config.seed)
+    steps = config.teacher_steps if spec.base == "teacher" else config.base_steps
+
+    def batches(step: int) -> Clips:
+        return clips.take(torch.randint(clips.rgb.shape[0], (config.batch,), generator=generator))
+
+    history = fit(
+        model,
+        lambda m, b: df_loss(m, b, spec.base, generator),
+        batches,
+        steps=steps,
+        seed=config.seed,
+        lr=config.lr,
+        progress=progress,
+        desc=spec.name,
+    )
+    return model, {"loss": [float(v) for v in history.loss]}
+
+
+def _scale(config: PrepareConfig) -> str:
+    return "smoke" if config == PrepareConfig.for_scale("smoke") else "default"
+
+
+def _student(
+    spec: ModelSpec, config: PrepareConfig, teacher: JAGModel, progress: bool
+) -> tuple[JAGModel, dict[str, list[float]]]:
+    batch, clips = training_data(_scale(config))
+    generator = torch.Generator().manual_seed(config.seed)
+    pairs = []
+    with torch.no_grad():
+        for start in range(0, config.ode_clips, config.batch):
+            part = clips.take(torch.arange(start, min(start + config.batch, config.ode_clips)))
+            pairs.append((ode_pairs(teacher, part, generator), part.plucker))
+    student = JAGModel(config.model_config(spec), seed=config.seed)
+    ode = fit(
+        student,
+        lambda m, b: ode_loss(m, b[0][0], b[0][1], b[1], generator),
+        lambda step: pairs[step % len(pairs)],
+        steps=config.ode_steps,
+        seed=config.seed,
+        lr=config.ode_lr,
+        progress=progress,
+        desc=f"{spec.name} ODE init",
+    )
+    plucker = clips.plucker
+
+    def batches(step: int):
+        idx = torch.randint(clips.rgb.shape[0], (config.distill_batch,), generator=generator)
+        return batch.rgb[idx], batch.log_depth[idx], batch.valid[idx], batch.poses[idx], plucker[idx]
+
+    distill_config = DistillConfig(
+        memory=spec.distill_memory,
+        reward=spec.reward,
+        steps=config.distill_steps,
+        batch=config.distill_batch,
+        self_forcing=config.self_forcing,
+    )
+    logs = distill(student, teacher, batches, batch.K, batch.bounds, distill_config)
+    return student, {"ode_loss": [float(v) for v in ode.loss], **logs}
+
+
+def train_model(name: str, scale: str, *, progress: bool = True) -> tuple[dict[str, Tensor], JAGMeta]:
+    """Train ``name`` at ``scale`` (a student against the teacher of :func:`pretrained`); its float16
+    state and sidecar (metrics measured on the float16 weights)."""
+    spec = model_spec(name)
+    config = PrepareConfig.for_scale(scale)
+    start = time.perf_counter()
+    teacher_hash = ""
+    if spec.base is not None:
+        model, curves = _base(spec, config, progress)
+    else:
+        teacher, teacher_meta = pretrained(TEACHER, scale, verbose=progress)
+        teacher_hash = teacher_meta.weights_hash
+        model, curves = _student(spec, config, teacher, progress)
+    seconds = time.perf_counter() - start
+    state = half_state(model)
+    model_dict = asdict(config.model_config(spec))
+    stub = JAGMeta(name=name, config_hash="", source="", model=model_dict)
+    metrics = validation_metrics(name, build_model(stub, state), scale)
+    every = {k: max(1, len(v) // 200) for k, v in curves.items()}
+    meta = JAGMeta(
+        name=name,
+        config_hash=expected_hash(name, scale, teacher_hash),
+        source=source_fingerprint(SOURCE_FILES),
+        model=model_dict,
+        spec={**asdict(spec), "parameters": sum(v.numel() for v in state.values())},
+        metrics=metrics,
+        curves={k: v[:: every[k]] for k, v in curves.items()},
+        teacher=teacher_hash,
+        weights_hash=weights_hash(state),
+        version=neurips26.__version__,
+        torch=torch.__version__,
+        train_seconds=round(seconds, 2),
+    )
+    return state, meta
+
+
+def _teacher_hash(scale: str) -> str:
+    """The weights hash of the teacher a student of ``scale`` is distilled from (loaded or trained)."""
+    return pretrained(TEACHER, scale, verbose=False)[1].weights_hash
+
+
+def _expected(name: str, scale: str) -> str:
+    if model_spec(name).base is not None:
+        return expected_hash(name, scale)
+    return expected_hash(name, scale, _teacher_hash(scale))
+
+
+def _trained(name: str, scale: str, verbose: bool) -> tuple[dict[str, Tensor], JAGMeta]:
+    key = {
+        "hash": _expected(name, scale),
+        "source": source_fingerprint(SOURCE_FILES),
+        "train": cache_key("source", None, "neurips26.train"),
+    }
+    return cached(
+        f"jag-model-{name}-{scale}",
+        key,
+        lambda: train_model(name, scale, progress=verbose),
+        package="neurips26.jag",
+        verbose=verbose,
+    )
+
+
+REGISTRY = Registry(
+    chapter="jag",
+    package_dir=PACKAGE_DIR,
+    names=MODEL_NAMES,
+    meta_class=JAGMeta,
+    expected_hash=_expected,
+    build=lambda name, scale, meta, state: build_model(meta, state),
+    measure=lambda name, scale, model: validation_metrics(name, model, scale),
+    train=_trained,
+    source_files=lambda name: SOURCE_FILES,
+    atol=METRIC_ATOL,
+)
+"""The chapter's models in the :class:`~neurips26.checkpoint_files.Registry`."""
+
+checkpoint_dir = REGISTRY.checkpoint_dir
+load_checkpoint = REGISTRY.load
+pretrained = REGISTRY.pretrained
+
+
+def prepare(
+    scale: str = "smoke",
+    *,
+    only: Sequence[str] | None = None,
+    out: Path | str | None = None,
+    progress: bool = True,
+) -> list[JAGMeta]:
+    """Train and write the models at ``scale`` (the teacher first) into ``out``; fresh ones are kept."""
+    return REGISTRY.write(
+        REGISTRY.chosen(only),
+        scale,
+        checkpoint_dir(scale) if out is None else out,
+        lambda name: train_model(name, scale, progress=progress),
+        max_total=MAX_TOTAL_BYTES,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m neurips26.jag.prepare --scale smoke|default|paper [--only NAME]... [--out DIR]``."""
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.jag.prepare",
+        description="Train and write the teacher, the baselines and the JAG students of chapter 07.",
+        models=MODELS,
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = [
+    "MODELS",
+    "MODEL_NAMES",
+    "REGISTRY",
+    "JAGMeta",
+    "ModelSpec",
+    "PrepareConfig",
+    "pretrained",
+    "prepare",
+]
