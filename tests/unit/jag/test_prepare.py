@@ -59,3 +59,31 @@ def test_smoke_checkpoints_load_fresh_and_students_are_bound_to_the_teacher(smok
         sidecar.write_text(json.dumps(data))
         with pytest.raises(StaleCheckpointError, match="configuration"):
             P.load_checkpoint("jag-sgf", "smoke", directory=tmp_path)
+
+
+# ------------------------------------------------------------------------------- the committed ones
+
+COMMITTED = sorted(p.stem for p in P.PACKAGE_DIR.glob("*.json")) if P.PACKAGE_DIR.is_dir() else []
+_NONE = "no checkpoint is committed yet (run python -m neurips26.jag.prepare --scale default)"
+
+
+def test_committed_checkpoints_are_complete_and_within_budget():
+    from neurips26.checkpoint_files import check_budget, checkpoint_sizes
+
+    if not COMMITTED:
+        pytest.skip(_NONE)
+    assert COMMITTED == sorted(P.MODEL_NAMES), "commit every checkpoint of the table, and only those"
+    sizes = checkpoint_sizes(P.PACKAGE_DIR)
+    check_budget(sizes)
+    assert sum(sizes.values()) <= P.MAX_TOTAL_BYTES
+
+
+@pytest.mark.committed
+@pytest.mark.parametrize("name", COMMITTED or ["(none committed)"])
+def test_committed_checkpoint_is_fresh_and_reaches_its_recorded_metric(name):
+    """The registry's load re-measures the recorded metric (a base model's loss at a fixed draw, a
+    student's fixed-seed rollout PSNR on eight evaluation clips) and checks a student's teacher."""
+    if not COMMITTED:
+        pytest.skip(_NONE)
+    model, meta = P.load_checkpoint(name, "default")
+    assert not model.training and meta.name == name
