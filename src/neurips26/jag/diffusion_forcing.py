@@ -37,6 +37,7 @@ import torch
 from torch import Tensor
 
 from neurips26.flow import euler_step, interpolate, uniform_grid, velocity_target
+from neurips26.jag.memory import VoxelMemory
 from neurips26.jag.model import JAGModel
 from neurips26.validation import check_choice, check_float, check_int
 
@@ -165,8 +166,6 @@ def truth_memory(
     from the ground-truth frames ``0 … k − 1`` (their RGB and depth at their poses) rendered at pose ``k``
     (frame 0: an empty memory). Returns ``(M_rgb (B, T, 3, H, W), log M_d (B, T, 1, H, W), V (B, T, 1, H,
     W))``, zeros where not ``V``; no gradient."""
-    from neurips26.jag.memory import VoxelMemory  # noqa: PLC0415 - only this helper needs it
-
     batch, frames, _, height, width = rgb.shape
     memory = VoxelMemory(bounds, batch, resolution, device=rgb.device)
     out_rgb, out_d, out_v = [], [], []

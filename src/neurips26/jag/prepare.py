@@ -297,8 +297,9 @@ def validation_metrics(name: str, model: JAGModel, scale: str) -> dict[str, floa
 # training
 
 
-def _base(spec: ModelSpec, config: PrepareConfig, progress: bool) -> tuple[JAGModel, dict[str, list[float]]]:
-    _, clips = training_data(_scale(config))
+def _base(spec: ModelSpec, scale: str, progress: bool) -> tuple[JAGModel, dict[str, list[float]]]:
+    config = PrepareConfig.for_scale(scale)
+    _, clips = training_data(scale)
     model = JAGModel(config.model_config(spec), seed=config.seed)
     generator = torch.Generator().manual_seed(config.seed)
     steps = config.teacher_steps if spec.base == "teacher" else config.base_steps
@@ -319,14 +320,11 @@ def _base(spec: ModelSpec, config: PrepareConfig, progress: bool) -> tuple[JAGMo
     return model, {"loss": [float(v) for v in history.loss]}
 
 
-def _scale(config: PrepareConfig) -> str:
-    return "smoke" if config == PrepareConfig.for_scale("smoke") else "default"
-
-
 def _student(
-    spec: ModelSpec, config: PrepareConfig, teacher: JAGModel, progress: bool
+    spec: ModelSpec, scale: str, teacher: JAGModel, progress: bool
 ) -> tuple[JAGModel, dict[str, list[float]]]:
-    batch, clips = training_data(_scale(config))
+    config = PrepareConfig.for_scale(scale)
+    batch, clips = training_data(scale)
     generator = torch.Generator().manual_seed(config.seed)
     pairs = []
     with torch.no_grad():
@@ -369,11 +367,11 @@ def train_model(name: str, scale: str, *, progress: bool = True) -> tuple[dict[s
     start = time.perf_counter()
     teacher_hash = ""
     if spec.base is not None:
-        model, curves = _base(spec, config, progress)
+        model, curves = _base(spec, scale, progress)
     else:
         teacher, teacher_meta = pretrained(TEACHER, scale, verbose=progress)
         teacher_hash = teacher_meta.weights_hash
-        model, curves = _student(spec, config, teacher, progress)
+        model, curves = _student(spec, scale, teacher, progress)
     seconds = time.perf_counter() - start
     state = half_state(model)
     model_dict = asdict(config.model_config(spec))

@@ -184,9 +184,7 @@ def distill(
     teacher.eval()
     for p in teacher.parameters():
         p.requires_grad_(False)
-    critic = make_critic(teacher)
-    for p in critic.parameters():
-        p.requires_grad_(True)
+    critic = make_critic(teacher)  # trainable: make_critic turns its gradients back on
     opt_g = torch.optim.AdamW(student.parameters(), lr=sf.lr, weight_decay=0.0)
     opt_c = torch.optim.AdamW(critic.parameters(), lr=sf.lr, weight_decay=0.0)
     logs: dict[str, list[float]] = {"dmd": [], "reward": [], "critic": []}

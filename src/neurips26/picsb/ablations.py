@@ -27,7 +27,6 @@ from torch import Tensor
 
 from neurips26.picsb import picsb
 from neurips26.picsb.denoiser import Denoiser
-from neurips26.picsb.energy import energy
 from neurips26.picsb.picsb import PICSBConfig, PICSBResult, TrainingSet
 from neurips26.validation import check_choice
 
@@ -113,22 +112,7 @@ def sample_soft(
 
 def _soft_refresh(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConfig, r: int) -> Tensor:
     """:func:`neurips26.picsb.picsb.refresh` with soft sampling and an unprojected polish on ``E``."""
-    if config.kappa == 0.0:
-        return x0
-    seed = config.seed + picsb.REFRESH_SEED_OFFSET + r
-    generator = torch.Generator(device=x0.device).manual_seed(seed)
-    args = (data.x1, data.y, data.mask, config.sample_steps, config.method, generator)
-    fresh = sample_soft(model, *args, batch=config.batch * 4)
-    if config.polish_steps:
-        x = fresh.detach().clone().requires_grad_(True)
-        optimiser = torch.optim.Adam([x], lr=config.polish_lr)
-        with torch.enable_grad():
-            for _ in range(config.polish_steps):
-                optimiser.zero_grad(set_to_none=True)
-                energy(x, data.x1, data.y, data.mask, config.energy, config.burgers).sum().backward()
-                optimiser.step()
-        fresh = x.detach()
-    return fresh if config.kappa == 1.0 else (1.0 - config.kappa) * x0 + config.kappa * fresh
+    return picsb.refresh(model, data, x0, config, r, hard=False)
 
 
 def train_variant(

@@ -239,6 +239,14 @@ class ReconstructionTable:
     scale: str
 
     def __getitem__(self, key: str) -> MethodRow:
+        """The row of ``key``; a ``"tto-K"`` budget outside the table's rows is read from :attr:`curve`."""
+        if (
+            key not in self.rows
+            and key.startswith("tto-")
+            and key[4:].isdigit()
+            and int(key[4:]) in self.curve
+        ):
+            return self.curve[int(key[4:])]
         return self.rows[key]
 
     def table_rows(self, keys: tuple[str, ...] | None = None) -> list[list[str]]:

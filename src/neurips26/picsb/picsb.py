@@ -273,23 +273,34 @@ def _fit_round(
     )
 
 
-def polish(x: Tensor, data: TrainingSet, config: PICSBConfig) -> Tensor:
+def polish(x: Tensor, data: TrainingSet, config: PICSBConfig, *, hard: bool = True) -> Tensor:
     """``K₁`` Adam steps (``polish_lr``) on ``E`` from ``x``, each followed by the projection
-    ``M ⊙ x = y`` (``σ_o = 0``: the energy's data term is the constraint)."""
-    x = project(x.detach(), data.mask, data.y).requires_grad_(True)
+    ``M ⊙ x = y`` (``σ_o = 0``: the energy's data term is the constraint); ``hard=False`` (the
+    soft-observation ablation) never projects."""
+    x = (project(x.detach(), data.mask, data.y) if hard else x.detach().clone()).requires_grad_(True)
     optimiser = torch.optim.Adam([x], lr=config.polish_lr)
     with torch.enable_grad():
         for _ in range(config.polish_steps):
             optimiser.zero_grad(set_to_none=True)
             energy(x, data.x1, data.y, data.mask, config.energy, config.burgers).sum().backward()
             optimiser.step()
-            with torch.no_grad():
-                x.copy_(project(x, data.mask, data.y))
+            if hard:
+                with torch.no_grad():
+                    x.copy_(project(x, data.mask, data.y))
     return x.detach()
 
 
-def refresh(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConfig, round_index: int) -> Tensor:
-    """New surrogates ``(1 − κ) x̃₀ + κ x̂`` (§3.5, step 2); ``κ = 0`` returns ``x0`` itself, untouched."""
+def refresh(
+    model: Denoiser,
+    data: TrainingSet,
+    x0: Tensor,
+    config: PICSBConfig,
+    round_index: int,
+    *,
+    hard: bool = True,
+) -> Tensor:
+    """New surrogates ``(1 − κ) x̃₀ + κ x̂`` (§3.5, step 2); ``κ = 0`` returns ``x0`` itself, untouched.
+    ``hard=False`` samples and polishes without the sensor constraint (the soft-observation ablation)."""
     if config.kappa == 0.0:
         return x0
     generator = torch.Generator(device=x0.device).manual_seed(config.seed + REFRESH_SEED_OFFSET + round_index)
@@ -302,9 +313,10 @@ def refresh(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConfig,
         method=config.method,
         generator=generator,
         batch=config.batch * 4,
+        hard=hard,
     )
     if config.polish_steps:
-        fresh = polish(fresh, data, config)
+        fresh = polish(fresh, data, config, hard=hard)
     if config.kappa == 1.0:
         return fresh
     return (1.0 - config.kappa) * x0 + config.kappa * fresh

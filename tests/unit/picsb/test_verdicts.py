@@ -83,3 +83,12 @@ def test_p6_has_one_criterion_per_ablation():
     assert len(names) == len(ABLATION_KEYS) and all("max(" in n for n in names)
     with pytest.raises(KeyError):
         V.p6_criteria(ReconstructionTable({}, {}, _table().data, {}, "default"))  # no rows: no verdict
+
+
+def test_a_tto_budget_off_the_table_is_read_from_the_curve():
+    table = _table()
+    row = _row("tto-700", 0.08)
+    table.curve[700] = row
+    assert table["tto-700"] is row and "tto-700" not in table.rows
+    with pytest.raises(KeyError):
+        table["tto-5"]
