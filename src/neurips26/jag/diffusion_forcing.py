@@ -194,23 +194,36 @@ def sample_causal(
     generator: torch.Generator,
     *,
     memory_fn: MemoryFn | None = None,
+    context: tuple[Tensor, Tensor] | None = None,
 ) -> tuple[Tensor, Tensor | None]:
     """Frame-by-frame generation from the clean first frame ``first = (rgb (B, 3, H, W), log_depth
     (B, 1, H, W))`` along the cameras ``plucker`` (B, T, P, 6): ``steps`` Euler steps per frame against the
     window cache, then a cache write of the clean frame. Returns ``(rgb (B, T, 3, H, W), log_depth
-    (B, T, 1, H, W) or None)``, frame 0 the given one."""
+    (B, T, 1, H, W) or None)``, frame 0 the given one.
+
+    ``context = (rgb (B, T, 3, H, W), log_depth (B, T, 1, H, W))``: teacher forcing at test time. Each
+    frame is still sampled, but the cache (and the memory) receive the *true* frame ``k`` instead of the
+    sample, so every frame is generated from a true past (what Teacher Forcing trains on); with the same
+    ``generator`` state the noise draws equal those of the free-running call."""
     steps = check_int("steps", steps, minimum=1)
     rgb0, d0 = first
     batch, frames = plucker.shape[:2]
+    if context is not None and (
+        context[0].shape[:2] != (batch, frames) or context[1].shape[:2] != (batch, frames)
+    ):
+        raise ValueError(f"context must hold ({batch}, {frames}, ...) true RGB and log-depth frames")
     geometry = model.config.geometry
     grid = uniform_grid(steps)
     cache = model.make_cache()
     rgbs, depths = [rgb0], [d0]
+    past_rgb, past_d = rgbs, depths  # what the cache and the memory see (the true frames with context)
+    if context is not None:
+        past_rgb, past_d = [rgb0], [d0]
 
     def memory(k: int) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
         if memory_fn is None:
             return (None, None, None)
-        return memory_fn(k, torch.stack(rgbs, 1), torch.stack(depths, 1) if geometry else None)
+        return memory_fn(k, torch.stack(past_rgb, 1), torch.stack(past_d, 1) if geometry else None)
 
     def inputs(rgb: Tensor, d: Tensor, mem) -> tuple[Tensor, Tensor | None]:
         m_rgb, m_d, valid = mem
@@ -231,10 +244,14 @@ def sample_causal(
                 rgb = euler_step(rgb, v_app, t, t_next)
                 if v_geo is not None:
                     d = euler_step(d, v_geo, t, t_next)
-            app, geo = inputs(rgb, d, mem)
-            model.write(cache, app, geo, plucker[:, k])
             rgbs.append(rgb)
             depths.append(d)
+            if context is not None:
+                rgb, d = context[0][:, k], context[1][:, k]
+                past_rgb.append(rgb)
+                past_d.append(d)
+            app, geo = inputs(rgb, d, mem)
+            model.write(cache, app, geo, plucker[:, k])
     return torch.stack(rgbs, 1), (torch.stack(depths, 1) if geometry else None)
 
 

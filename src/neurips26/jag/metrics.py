@@ -137,21 +137,29 @@ def slope(values: Sequence[float] | np.ndarray | Tensor) -> float:
     return float(np.polyfit(x[keep], y[keep], 1)[0])
 
 
-def reprojection_error(depth: Tensor, poses: Tensor, K: Tensor) -> Tensor:
+def reprojection_error(depth: Tensor, poses: Tensor, K: Tensor) -> Tensor:  # noqa: N803
     """J4: per consecutive pair ``(k, k + 1)`` of a generated clip (``depth`` ``(T, H, W)``, ``poses``
     ``(T, 4, 4)``), the mean relative difference between frame ``k``'s points projected into frame ``k + 1``
     and frame ``k + 1``'s own depth at the landing pixel; shape ``(T − 1,)``. Points landing outside the
-    image or behind the camera are left out; ``nan`` when none lands."""
+    image or behind the camera are left out; ``nan`` when none lands. All pairs at once (batched)."""
     height, width = depth.shape[-2:]
-    out = torch.full((depth.shape[0] - 1,), math.nan, dtype=depth.dtype, device=depth.device)
-    for k in range(depth.shape[0] - 1):
-        points, real = _points(depth[k], poses[k], K)
-        row, col, z, inside = _landing(points, real, poses[k + 1], K, height, width)
-        seen = depth[k + 1, row, col]
-        inside = inside & torch.isfinite(seen) & (seen > 0)
-        if bool(inside.any()):
-            out[k] = ((z[inside] - seen[inside]).abs() / seen[inside]).mean()
-    return out
+    frames = depth.shape[0]
+    ok = torch.isfinite(depth) & (depth > 0)
+    safe = torch.where(ok, depth, torch.ones_like(depth))
+    points = unproject(safe[:-1], poses[:-1], K).reshape(frames - 1, -1, 3)
+    uv, z = project(points, poses[1:], K)
+    col, row = uv[..., 0].floor(), uv[..., 1].floor()
+    inside = ok[:-1].reshape(frames - 1, -1) & (z > 0) & (col >= 0) & (col < width) & (row >= 0)
+    inside = inside & (row < height)
+    col = torch.where(inside, col, torch.zeros_like(col)).long()
+    row = torch.where(inside, row, torch.zeros_like(row)).long()
+    seen = depth[1:].reshape(frames - 1, -1).gather(1, row * width + col)
+    inside = inside & torch.isfinite(seen) & (seen > 0)
+    safe_seen = torch.where(inside, seen, torch.ones_like(seen))
+    rel = torch.where(inside, (z.to(depth.dtype) - safe_seen).abs() / safe_seen, torch.zeros_like(seen))
+    count = inside.sum(dim=1)
+    out = rel.sum(dim=1) / count.clamp(min=1).to(depth.dtype)
+    return torch.where(count > 0, out, torch.full_like(out, math.nan))
 
 
 __all__ = [

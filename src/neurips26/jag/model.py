@@ -41,7 +41,8 @@ with both branches' tokens of a frame side by side; its ``gather`` evicts.
 token MLP and *regresses* geometry; we denoise it in its own branch with joint attention instead (see the
 chapter's "What we changed and why"). Defaults (width 48, 3 blocks, 4 heads, MLP ratio 4, frequency
 features 64): 280,048 parameters, 560,096 bytes in float16; the blocks hold 253,152 of them, the patch,
-time and camera embeddings and the two output layers the other 26,896 (the RGB-only model: 145,632).
+time and camera embeddings and the two output layers the other 26,896 (the RGB-only model: 145,632). The
+``pixel_skip`` path adds 224 (the chapter's checkpoints: 280,272; RGB-only 145,803).
 """
 
 from __future__ import annotations
@@ -343,7 +344,7 @@ class JAGModel(nn.Module):
     # ------------------------------------------------------------------------------------ sizes
 
     def parameter_count(self) -> int:
-        """The number of trainable parameters (280,048 with the defaults)."""
+        """The number of trainable parameters (280,048 with the defaults, 280,272 with ``pixel_skip``)."""
         return sum(p.numel() for p in self.parameters() if p.requires_grad)
 
     def parameter_bytes(self, dtype: torch.dtype = torch.float16) -> int:

@@ -191,7 +191,9 @@ class PrepareConfig:
 # data
 
 
-def _plucker(batch: scenes.ClipBatch) -> Tensor:
+def plucker(batch: scenes.ClipBatch) -> Tensor:
+    """The Plücker rays of every patch of every frame of ``batch``: (N, T, P, 6) float32, what the models
+    read as their camera input (patch 4)."""
     n, frames = batch.poses.shape[:2]
     rays = geometry.plucker_patches(batch.poses.reshape(-1, 4, 4), batch.K, *batch.rgb.shape[-2:], 4)
     return rays.reshape(n, frames, -1, 6).float()
@@ -203,7 +205,7 @@ def training_data(scale: str) -> tuple[scenes.ClipBatch, Clips]:
     config = PrepareConfig.for_scale(scale)
     batch = scenes.load_split("train", config.data, verbose=False).head(config.train_clips)
     memory = truth_memory(batch.rgb, batch.log_depth, batch.valid, batch.poses, batch.K, batch.bounds)
-    return batch, Clips(batch.rgb, batch.log_depth, batch.valid, _plucker(batch), memory)
+    return batch, Clips(batch.rgb, batch.log_depth, batch.valid, plucker(batch), memory)
 
 
 @cache
@@ -217,7 +219,7 @@ def validation_data(scale: str) -> tuple[scenes.ClipBatch, Clips]:
     poses = full.poses[:n, :frames]
     memory = truth_memory(rgb, log_depth, valid, poses, full.K, full.bounds)
     sub = scenes.ClipBatch(rgb, log_depth, valid, poses, full.K, full.bounds, full.kinds[:n], full.seeds[:n])
-    return sub, Clips(rgb, log_depth, valid, _plucker(sub), memory)
+    return sub, Clips(rgb, log_depth, valid, plucker(sub), memory)
 
 
 # --------------------------------------------------------------------------------------------
@@ -479,6 +481,7 @@ __all__ = [
     "JAGMeta",
     "ModelSpec",
     "PrepareConfig",
+    "plucker",
     "pretrained",
     "prepare",
 ]

@@ -145,6 +145,19 @@ def render_views(
 
 
 # --- clips -------------------------------------------------------------------------------------------------
+def _draws(seed: int) -> tuple[int, int]:
+    """The furniture count and the path seed that :func:`make_clip` draws from scene ``seed``."""
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 70]))
+    drawn = int(rng.integers(N_FURNITURE[0], N_FURNITURE[1] + 1))
+    return drawn, int(rng.integers(2**31))
+
+
+def clip_room(seed: int) -> Room:
+    """The room of the clip of scene ``seed`` as :func:`make_clip` builds it when it draws the furniture
+    count (every clip of :func:`make_dataset` and of the splits): for drawing its plan or re-rendering it."""
+    return make_room(check_seed("seed", seed), _draws(seed)[0])
+
+
 @dataclass(frozen=True, eq=False)
 class Clip:
     """One rendered clip (shapes: module docstring); ``kind`` is its path kind, ``seed`` its scene seed."""
@@ -189,10 +202,8 @@ def make_clip(
         check_choice("kind", kind, KINDS)
     size = check_int("size", size, minimum=1)
     fov = check_float("fov", fov, minimum=0.0, strict_min=True, maximum=179.0)
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 70]))
-    drawn = int(rng.integers(N_FURNITURE[0], N_FURNITURE[1] + 1))
+    drawn, path_seed = _draws(seed)
     n_furniture = drawn if n_furniture is None else n_furniture
-    path_seed = int(rng.integers(2**31))
     r = make_room(seed, n_furniture)
     kind = path_kind(path_seed, kind)
     poses = random_path(r, frames, path_seed, kind)
@@ -423,6 +434,7 @@ __all__ = [
     "ClipBatch",
     "DataConfig",
     "Views",
+    "clip_room",
     "load_split",
     "make_clip",
     "make_dataset",

@@ -104,3 +104,31 @@ def test_truth_memory_is_the_teacher_forced_memory_of_every_frame():
     clips = Clips(rgb, log_depth, valid, torch.zeros(1, 4, 16, 6), (m_rgb, m_d, v))
     model = JAGModel(JAGConfig(memory=True), seed=0)
     assert torch.isfinite(df_loss(model, clips, "df", torch.Generator().manual_seed(0)))
+
+
+def test_teacher_forcing_at_test_time_writes_the_true_frames():
+    model = JAGModel(JAGConfig(memory=False), seed=0).eval()
+    generator = torch.Generator().manual_seed(5)
+    with torch.no_grad():  # the output layers start at zero: give every weight a value
+        for p in model.parameters():
+            p.copy_(0.2 * torch.randn(p.shape, generator=generator))
+    clips = _clips(batch=2, frames=5)
+    first = (clips.rgb[:, 0], clips.log_depth[:, 0])
+    truth = (clips.rgb, clips.log_depth)
+    free = sample_causal(model, first, clips.plucker, 3, torch.Generator().manual_seed(1))
+    forced = sample_causal(model, first, clips.plucker, 3, torch.Generator().manual_seed(1), context=truth)
+    # frame 1 sees only frame 0 in both; later frames see different pasts
+    assert torch.equal(free[0][:, :2], forced[0][:, :2])
+    assert not torch.allclose(free[0][:, 2:], forced[0][:, 2:])
+    # the forced run equals a free run whose past frames were the truth: frame k of a run from the
+    # first k true frames
+    changed = (clips.rgb.clone(), clips.log_depth)
+    changed[0][:, 2] = -changed[0][:, 2]  # another true frame 2: frames 0-2 unchanged, frame 3 not
+    other = sample_causal(model, first, clips.plucker, 3, torch.Generator().manual_seed(1), context=changed)
+    assert torch.equal(other[0][:, :3], forced[0][:, :3]) and not torch.allclose(
+        other[0][:, 3], forced[0][:, 3]
+    )
+    with pytest.raises(ValueError, match="context"):
+        sample_causal(
+            model, first, clips.plucker, 3, torch.Generator(), context=(clips.rgb[:, :2], clips.log_depth)
+        )

@@ -69,3 +69,34 @@ def test_reprojection_error_is_small_for_true_depth_and_large_for_a_wrong_one():
     wrong = reprojection_error(depth * torch.tensor([1.0, 1.5, 0.7])[:, None, None], poses, K)
     assert true.shape == (2,) and (true < 0.05).all()  # nearest-pixel lookup and occlusion edges only
     assert (wrong > 0.2).all()
+
+
+def _reprojection_pair(depth: torch.Tensor, poses: torch.Tensor, K: torch.Tensor, k: int) -> float:  # noqa: N803
+    """One pair ``(k, k + 1)`` the slow way: frame k's real points, one by one, into frame k + 1."""
+    height, width = depth.shape[-2:]
+    before, after = (pinhole(width, height, 70.0, poses[j].numpy()) for j in (k, k + 1))
+    np.testing.assert_allclose(before.K, K.numpy())
+    errors = []
+    for r in range(height):
+        for c in range(width):
+            d = float(depth[k, r, c])
+            if not (math.isfinite(d) and d > 0):
+                continue
+            world = before.back_project(np.array([[c + 0.5, r + 0.5]]), np.array([d]))
+            uv, z = after.project(world)
+            if not z[0] > 0:
+                continue
+            col, row = math.floor(uv[0, 0]), math.floor(uv[0, 1])
+            if 0 <= col < width and 0 <= row < height:
+                seen = float(depth[k + 1, row, col])
+                if math.isfinite(seen) and seen > 0:
+                    errors.append(abs(z[0] - seen) / seen)
+    return float(np.mean(errors)) if errors else math.nan
+
+
+def test_batched_reprojection_error_equals_the_point_by_point_definition():
+    _, depth, poses, K = _clip()
+    noisy = depth * (1.0 + 0.2 * torch.rand(depth.shape, generator=torch.Generator().manual_seed(0)))
+    got = reprojection_error(noisy, poses, K)
+    want = [_reprojection_pair(noisy, poses, K, k) for k in range(depth.shape[0] - 1)]
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)

@@ -13,12 +13,11 @@ from neurips26.jag.model import JAGModel
 
 
 @pytest.fixture(scope="module")
-def smoke_dir(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("jag-cache")
+def smoke_dir(jag_smoke_cache):
+    folder, written = jag_smoke_cache
+    assert [m.name for m in written] == list(P.MODEL_NAMES)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NEURIPS26_CACHE_DIR", str(folder))
-        written = P.prepare("smoke", progress=False)
-        assert [m.name for m in written] == list(P.MODEL_NAMES)
         yield P.checkpoint_dir("smoke")
 
 

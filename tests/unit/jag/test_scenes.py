@@ -216,3 +216,12 @@ def test_bad_input_names_the_argument():
         DataConfig(train_clips=0)
     with pytest.raises(ValueError, match="name"):
         make_split("test", DataConfig(train_clips=1, eval_clips=1))
+
+
+def test_clip_room_is_the_room_a_drawn_clip_renders():
+    from neurips26.jag import scenes
+
+    clip = scenes.make_clip(123, 3)
+    r = scenes.clip_room(123)
+    views = scenes.render_views(r.scene, pinhole(16, 16, 70.0), clip.poses.numpy(), scenes.room_bounds(r))
+    assert torch.equal(views.rgb, clip.rgb)
