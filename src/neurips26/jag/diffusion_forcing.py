@@ -17,8 +17,11 @@ the three models is how the levels ``t_k`` are drawn (:data:`MODES`):
   generation task of the chapter; in :data:`TEACHER_GEOMETRY_DROPOUT` of the clips the geometry input is
   pure noise and only the RGB loss counts, so the teacher can also score an RGB-only student (DMD).
 
-Memory channels are zero here (``memory=False`` models, or the memory models' unconditional input); Self
-Geometry Forcing adds them (:mod:`neurips26.jag.sgf`).
+Memory channels: a model with ``memory=True`` trained on :class:`Clips` that carry a memory reads the
+teacher-forced memory (:func:`truth_memory`), as the [code]'s diffusion stage does. The teacher is such a
+model; in :data:`TEACHER_MEMORY_DROPOUT` of its clips the memory is emptied (zeros, ``V = 0``), so that it
+also scores students without a memory. Self Geometry Forcing swaps in the self-built memory
+(:mod:`neurips26.jag.sgf`).
 
 Samplers, all from a given first frame (RGB and log depth) and the commanded poses:
 
@@ -45,6 +48,8 @@ from neurips26.validation import check_choice, check_float, check_int
 MODES = ("df", "tf", "teacher")
 #: Share of the teacher's clips whose geometry is replaced by noise (RGB loss only).
 TEACHER_GEOMETRY_DROPOUT = 0.1
+#: Share of the teacher's clips whose memory is emptied (the memoryless conditioning).
+TEACHER_MEMORY_DROPOUT = 0.25
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,10 @@ def df_loss(
         d_t = torch.where(drop[:, None, None, None, None], eps_d, d_t)
         geo_weight = geo_weight * (~drop).to(dtype)[:, None]
     m_rgb, m_d, m_valid = (None, None, None) if clips.memory is None else clips.memory
+    if mode == "teacher" and model.config.memory and clips.memory is not None:
+        keep = (torch.rand(batch, generator=generator) >= TEACHER_MEMORY_DROPOUT).to(device, dtype)
+        keep = keep[:, None, None, None, None]
+        m_rgb, m_d, m_valid = m_rgb * keep, m_d * keep, m_valid * keep
     geo_in = with_memory(d_t, m_d, m_valid) if model.config.geometry else None
     v_app, v_geo = model(with_memory(rgb_t, m_rgb, m_valid), geo_in, t, clips.plucker)
     per_frame = (v_app - velocity_target(clips.rgb, eps_rgb)).square().mean(dim=(2, 3, 4))
@@ -287,6 +296,7 @@ def sample_teacher(
 __all__ = [
     "MODES",
     "TEACHER_GEOMETRY_DROPOUT",
+    "TEACHER_MEMORY_DROPOUT",
     "Clips",
     "df_loss",
     "draw_levels",

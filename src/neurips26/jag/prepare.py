@@ -9,7 +9,8 @@ kept. The notebooks get a model through :func:`pretrained` (the chapter's
 The models, all of width 48 with the per-pixel skip path (:class:`~neurips26.jag.model.JAGConfig`), on
 the same training clips:
 
-- ``teacher`` — bidirectional, both branches, no memory, Diffusion Forcing in ``"teacher"`` mode;
+- ``teacher`` — bidirectional, both branches, Diffusion Forcing in ``"teacher"`` mode with the
+  teacher-forced memory (the [code]'s diffusion stage), emptied in a quarter of its clips;
 - ``tf``, ``df`` — the causal many-step baselines (Teacher Forcing, Diffusion Forcing), no memory;
 - ``sf-rgb`` — Self Forcing with an RGB-only student (no geometry, no memory);
 - ``jag-nosgf`` — the dual-branch student distilled by Self Forcing, no memory, no reward;
@@ -111,7 +112,11 @@ class ModelSpec:
 
 MODELS: tuple[ModelSpec, ...] = (
     ModelSpec(
-        "teacher", "bidirectional teacher, Diffusion Forcing with a shared level", "teacher", causal=False
+        "teacher",
+        "bidirectional teacher, Diffusion Forcing with a shared level and the teacher-forced memory",
+        "teacher",
+        causal=False,
+        memory=True,
     ),
     ModelSpec("tf", "baseline: causal Teacher Forcing, 32 steps", "tf"),
     ModelSpec("df", "baseline: causal Diffusion Forcing, 32 steps", "df"),
@@ -332,11 +337,13 @@ def _student(
     with torch.no_grad():
         for start in range(0, config.ode_clips, config.batch):
             part = clips.take(torch.arange(start, min(start + config.batch, config.ode_clips)))
-            pairs.append((ode_pairs(teacher, part, generator), part.plucker))
+            if not spec.memory:  # the teacher's memoryless conditioning, the only one the student can read
+                part = Clips(part.rgb, part.log_depth, part.valid, part.plucker)
+            pairs.append((ode_pairs(teacher, part, generator), part.plucker, part.memory))
     student = JAGModel(config.model_config(spec), seed=config.seed)
     ode = fit(
         student,
-        lambda m, b: ode_loss(m, b[0][0], b[0][1], b[1], generator),
+        lambda m, b: ode_loss(m, b[0][0], b[0][1], b[1], generator, memory=b[2]),
         lambda step: pairs[step % len(pairs)],
         steps=config.ode_steps,
         seed=config.seed,

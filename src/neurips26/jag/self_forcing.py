@@ -33,6 +33,14 @@ frame at its own randomly chosen level, the first frame clean), so the rollouts 
 Both branches are distilled when the student has geometry; an RGB-only student (the Self Forcing RGB
 baseline) is matched on RGB, the teacher then seeing pure-noise geometry (it was trained with geometry
 dropout for that, :data:`~neurips26.jag.diffusion_forcing.TEACHER_GEOMETRY_DROPOUT`).
+
+**The memory in the scores.** The teacher reads a memory (trained on the teacher-forced one, emptied in
+:data:`~neurips26.jag.diffusion_forcing.TEACHER_MEMORY_DROPOUT` of its clips). In DMD, the teacher and the
+critic see the memory the student was conditioned on during its rollout (a :data:`Conditioning`; none for
+a memoryless student, which is the teacher's empty-memory conditioning), and the ODE pairs of a student
+with a memory are drawn with the teacher-forced one. A teacher without a memory cannot tell the student
+that copying the rendered memory is right: in the chapter's first version it had none, and the SGF student
+learnt flat frames that only the reward held together.
 """
 
 from __future__ import annotations
@@ -179,15 +187,34 @@ def rollout(
     return Rollout(torch.stack(rgbs, 1), depth, exits)
 
 
-def _clean_estimate(model: JAGModel, rgb: Tensor, d: Tensor | None, tau: Tensor, plucker: Tensor):
-    """``x̂₀`` of both branches from a bidirectional model at per-clip level ``tau`` (frame 0 at 0)."""
+Conditioning = tuple[Tensor, Tensor, Tensor]
+"""The memory input of a whole clip: ``(M_rgb (B, T, 3, H, W), log M_d (B, T, 1, H, W), V (B, T, 1, H, W))``,
+zeros where not ``V``, as :func:`~neurips26.jag.diffusion_forcing.truth_memory` and
+:meth:`neurips26.jag.sgf.SelfMemory.stacked` give it."""
+
+
+def _memory_parts(memory: Conditioning | None) -> tuple[Tensor | None, Tensor | None, Tensor | None]:
+    return (None, None, None) if memory is None else memory
+
+
+def _clean_estimate(
+    model: JAGModel,
+    rgb: Tensor,
+    d: Tensor | None,
+    tau: Tensor,
+    plucker: Tensor,
+    memory: Conditioning | None = None,
+):
+    """``x̂₀`` of both branches from a bidirectional model at per-clip level ``tau`` (frame 0 at 0), given
+    the clip's ``memory`` (None: empty)."""
     batch, frames = rgb.shape[:2]
     t = tau[:, None].expand(batch, frames).clone()
     t[:, 0] = 0.0
-    geo = with_memory(d, None, None) if d is not None else None
+    m_rgb, m_d, valid = _memory_parts(memory)
+    geo = with_memory(d, m_d, valid) if d is not None else None
     if model.config.geometry and d is None:  # an RGB-only student scored by a two-branch teacher
         raise ValueError("d must be given to a model with geometry")
-    v_app, v_geo = model(with_memory(rgb, None, None), geo, t, plucker)
+    v_app, v_geo = model(with_memory(rgb, m_rgb, valid), geo, t, plucker)
     x_rgb = x0_from_velocity(rgb, v_app, t)
     x_d = x0_from_velocity(d, v_geo, t) if v_geo is not None else None
     return x_rgb, x_d
@@ -219,8 +246,11 @@ def dmd_loss(
     plucker: Tensor,
     generator: torch.Generator,
     config: SelfForcingConfig,
+    *,
+    memory: Conditioning | None = None,
 ) -> Tensor:
-    """``L_DMD`` of a rollout (module docstring), over frames ``1 … T − 1`` and the student's branches."""
+    """``L_DMD`` of a rollout (module docstring), over frames ``1 … T − 1`` and the student's branches; the
+    teacher and the critic see the ``memory`` the student was conditioned on (None: an empty one)."""
     x_rgb, x_d = student_sample.rgb, student_sample.log_depth
     batch = x_rgb.shape[0]
     u = torch.rand(batch, generator=generator).to(x_rgb)
@@ -230,8 +260,8 @@ def dmd_loss(
         d_in = x_d.detach() if x_d is not None else None
         n_d = _renoise(d_in, tau, generator)[0] if d_in is not None else None
         geo = _geometry_for(teacher, n_d, n_rgb, generator)  # one draw for both scores
-        real = _clean_estimate(teacher, n_rgb, geo, tau, plucker)
-        fake = _clean_estimate(critic, n_rgb, geo if critic.config.geometry else None, tau, plucker)
+        real = _clean_estimate(teacher, n_rgb, geo, tau, plucker, memory)
+        fake = _clean_estimate(critic, n_rgb, geo if critic.config.geometry else None, tau, plucker, memory)
     loss = x_rgb.new_zeros(())
     pairs = [(x_rgb, real[0], fake[0])]
     if x_d is not None and real[1] is not None and fake[1] is not None:
@@ -245,9 +275,16 @@ def dmd_loss(
 
 
 def critic_loss(
-    critic: JAGModel, sample: Rollout, plucker: Tensor, generator: torch.Generator, config: SelfForcingConfig
+    critic: JAGModel,
+    sample: Rollout,
+    plucker: Tensor,
+    generator: torch.Generator,
+    config: SelfForcingConfig,
+    *,
+    memory: Conditioning | None = None,
 ) -> Tensor:
-    """Flow matching of the critic on the student's detached samples (frames ``1 … T − 1``)."""
+    """Flow matching of the critic on the student's detached samples (frames ``1 … T − 1``), conditioned on
+    the ``memory`` the student saw (None: an empty one)."""
     x_rgb = sample.rgb.detach()
     x_d = sample.log_depth.detach() if sample.log_depth is not None else None
     batch = x_rgb.shape[0]
@@ -258,17 +295,18 @@ def critic_loss(
     t = tau[:, None].expand(x_rgb.shape[:2]).clone()
     t[:, 0] = 0.0
     geo = None
+    m_rgb, m_d, valid = _memory_parts(memory)
     if critic.config.geometry:
         if x_d is None:
             geo = with_memory(
                 torch.randn((*x_rgb.shape[:2], 1, *x_rgb.shape[3:]), generator=generator).to(x_rgb),
-                None,
-                None,
+                m_d,
+                valid,
             )
         else:
             n_d, e_d = _renoise(x_d, tau, generator)
-            geo = with_memory(n_d, None, None)
-    v_app, v_geo = critic(with_memory(n_rgb, None, None), geo, t, plucker)
+            geo = with_memory(n_d, m_d, valid)
+    v_app, v_geo = critic(with_memory(n_rgb, m_rgb, valid), geo, t, plucker)
     loss = (v_app - velocity_target(x_rgb, e_rgb))[:, 1:].square().mean()
     if v_geo is not None and x_d is not None:
         loss = loss + (v_geo - velocity_target(x_d, e_d))[:, 1:].square().mean()
@@ -289,11 +327,12 @@ def ode_pairs(
 ) -> tuple[dict[float, tuple[Tensor, Tensor | None]], tuple[Tensor, Tensor | None]]:
     """Teacher sampling trajectories from the clips' first frames: the states at each of ``levels`` and
     the clean ends (frame 0 the given one throughout), by Euler on the union of :data:`TEACHER_STEPS`
-    uniform steps and the levels."""
+    uniform steps and the levels; the teacher reads ``clips.memory`` when the clips carry one."""
     grid = sorted(set(uniform_grid(TEACHER_STEPS)) | set(levels), reverse=True)
     rgb0, d0 = clips.rgb[:, 0], clips.log_depth[:, 0]
     batch, frames = clips.rgb.shape[:2]
     geometry = teacher.config.geometry
+    m_rgb, m_d, valid = _memory_parts(clips.memory)
     rgb = torch.randn(clips.rgb.shape, generator=generator).to(rgb0)
     d = torch.randn(clips.log_depth.shape, generator=generator).to(d0)
     rgb[:, 0], d[:, 0] = rgb0, d0
@@ -305,8 +344,8 @@ def ode_pairs(
             level = torch.full((batch, frames), t, dtype=rgb0.dtype, device=rgb0.device)
             level[:, 0] = 0.0
             v_app, v_geo = teacher(
-                with_memory(rgb, None, None),
-                with_memory(d, None, None) if geometry else None,
+                with_memory(rgb, m_rgb, valid),
+                with_memory(d, m_d, valid) if geometry else None,
                 level,
                 clips.plucker,
             )
@@ -322,9 +361,12 @@ def ode_loss(
     ends: tuple[Tensor, Tensor | None],
     plucker: Tensor,
     generator: torch.Generator,
+    *,
+    memory: Conditioning | None = None,
 ) -> Tensor:
     """The causal student's regression of the clean ends from trajectory states, each frame at a level
-    drawn from ``states`` (frame 0 clean): ``‖x̂₀ − x₀^teacher‖²`` on both branches."""
+    drawn from ``states`` (frame 0 clean): ``‖x̂₀ − x₀^teacher‖²`` on both branches, the student reading
+    the ``memory`` the trajectories were drawn with (None: an empty one)."""
     levels = sorted(states, reverse=True)
     end_rgb, end_d = ends
     batch, frames = end_rgb.shape[:2]
@@ -339,10 +381,11 @@ def ode_loss(
         if d is not None and states[level][1] is not None:
             d[where] = states[level][1][where]
         t[where] = level
-    geo = with_memory(d, None, None) if (student.config.geometry and d is not None) else None
+    m_rgb, m_d, valid = _memory_parts(memory)
+    geo = with_memory(d, m_d, valid) if (student.config.geometry and d is not None) else None
     if student.config.geometry and geo is None:
         raise ValueError("states must hold geometry for a student with geometry")
-    v_app, v_geo = student(with_memory(rgb, None, None), geo, t, plucker)
+    v_app, v_geo = student(with_memory(rgb, m_rgb, valid), geo, t, plucker)
     loss = (x0_from_velocity(rgb, v_app, t) - end_rgb)[:, 1:].square().mean()
     if v_geo is not None and d is not None and end_d is not None:
         loss = loss + (x0_from_velocity(d, v_geo, t) - end_d)[:, 1:].square().mean()
@@ -352,6 +395,7 @@ def ode_loss(
 __all__ = [
     "STUDENT_LEVELS",
     "TEACHER_STEPS",
+    "Conditioning",
     "Rollout",
     "SelfForcingConfig",
     "check_exit_step",

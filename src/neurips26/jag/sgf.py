@@ -23,7 +23,9 @@ choices). During a Self Forcing rollout (:func:`neurips26.jag.self_forcing.rollo
 
 :func:`distill` is the training loop shared by the distilled models of the chapter (Self Forcing RGB-only,
 JAG without SGF, with a teacher-forced memory, with SGF, with SGF but no reward): per generator update one
-rollout, DMD (plus the reward), then ``critic_updates`` critic updates on the rollout's detached frames.
+rollout, DMD (plus the reward), then ``critic_updates`` critic updates on the rollout's detached frames;
+the teacher and the critic score the rollout given the memory it was generated with
+(:meth:`SelfMemory.stacked`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class SelfMemory:
         self.memory = VoxelMemory(bounds, batch, resolution, device=truth[0].device)
         self.inserted = 0
         self.rendered: dict[int, tuple[Tensor, Tensor, Tensor]] = {}
+        self.inputs: dict[int, tuple[Tensor, Tensor, Tensor]] = {}
 
     def _insert(self, k: int, rgb: Tensor, log_depth: Tensor, valid: Tensor | None) -> None:
         depth = log_depth[:, 0].exp()
@@ -96,7 +99,17 @@ class SelfMemory:
         log_m = torch.where(valid, m_d.clamp(min=1e-3).log(), torch.zeros_like(m_d))
         out = (m_rgb, log_m[:, None], valid[:, None].to(m_rgb.dtype))
         self.rendered[k] = (m_rgb, m_d, valid)
+        self.inputs[k] = out
         return out
+
+    def stacked(self) -> tuple[Tensor, Tensor, Tensor]:
+        """The memory inputs of every frame rendered so far, ``0 … T − 1``, stacked along time:
+        ``(M_rgb (B, T, 3, H, W), log M_d (B, T, 1, H, W), V (B, T, 1, H, W))`` (what the student saw; the
+        conditioning of the teacher and the critic in DMD)."""
+        frames = sorted(self.inputs)
+        if frames != list(range(len(frames))) or not frames:
+            raise ValueError(f"the memory must be rendered for frames 0, 1, ... in order; got {frames}")
+        return tuple(torch.stack([self.inputs[k][i] for k in frames], 1) for i in range(3))  # type: ignore[return-value]
 
 
 def geometric_reward(
@@ -203,7 +216,8 @@ def distill(
             per_frame=sf.per_frame,
             memory_fn=memory,
         )
-        loss = dmd_loss(sample, teacher, critic, plucker, generator, sf)
+        condition = memory.stacked() if memory is not None else None
+        loss = dmd_loss(sample, teacher, critic, plucker, generator, sf, memory=condition)
         logs["dmd"].append(float(loss.detach()))
         reward = 0.0
         if config.reward is not None and memory is not None:
@@ -221,7 +235,7 @@ def distill(
             sample.exit_steps,
         )
         for _ in range(sf.critic_updates):
-            c = critic_loss(critic, detached, plucker, generator, sf)
+            c = critic_loss(critic, detached, plucker, generator, sf, memory=condition)
             opt_c.zero_grad(set_to_none=True)
             c.backward()
             torch.nn.utils.clip_grad_norm_(critic.parameters(), 1.0)

@@ -132,3 +132,27 @@ def test_teacher_forcing_at_test_time_writes_the_true_frames():
         sample_causal(
             model, first, clips.plucker, 3, torch.Generator(), context=(clips.rgb[:, :2], clips.log_depth)
         )
+
+
+def test_the_teacher_empties_its_memory_in_the_dropout_share(monkeypatch):
+    from neurips26.jag import diffusion_forcing
+
+    teacher = JAGModel(JAGConfig(causal=False), seed=0)
+    generator = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in teacher.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=generator))
+    clips = _clips(batch=3, frames=4)
+    g = torch.Generator().manual_seed(9)
+    v = (torch.rand(*clips.rgb.shape[:2], 1, 16, 16, generator=g) < 0.5).float()
+    memory = (torch.rand(clips.rgb.shape, generator=g) * v, torch.rand(v.shape, generator=g) * v, v)
+    with_mem = Clips(clips.rgb, clips.log_depth, clips.valid, clips.plucker, memory)
+    bare = Clips(clips.rgb, clips.log_depth, clips.valid, clips.plucker)
+    none = df_loss(teacher, bare, "teacher", torch.Generator().manual_seed(1))
+    monkeypatch.setattr(diffusion_forcing, "TEACHER_MEMORY_DROPOUT", 1.0)  # every clip's memory emptied
+    assert df_loss(teacher, with_mem, "teacher", torch.Generator().manual_seed(1)).item() == pytest.approx(
+        none.item(), rel=1e-6
+    )
+    monkeypatch.setattr(diffusion_forcing, "TEACHER_MEMORY_DROPOUT", 0.0)  # every clip keeps it
+    kept = df_loss(teacher, with_mem, "teacher", torch.Generator().manual_seed(1))
+    assert kept.item() != pytest.approx(none.item(), rel=1e-4)

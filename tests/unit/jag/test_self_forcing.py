@@ -139,3 +139,52 @@ def test_ode_initialisation_pairs_and_loss():
     loss = ode_loss(student, states, ends, clips.plucker, torch.Generator().manual_seed(0))
     loss.backward()
     assert torch.isfinite(loss) and loss.item() > 0
+
+
+def _empty_memory(clips):
+    shape = clips.rgb.shape
+    return (
+        torch.zeros(shape),
+        torch.zeros(*shape[:2], 1, *shape[3:]),
+        torch.zeros(*shape[:2], 1, *shape[3:]),
+    )
+
+
+def _some_memory(clips, seed=4):
+    g = torch.Generator().manual_seed(seed)
+    rgb, d, v = _empty_memory(clips)
+    v = (torch.rand(v.shape, generator=g) < 0.5).float()
+    return torch.rand(rgb.shape, generator=g) * v, torch.rand(d.shape, generator=g) * v, v
+
+
+def test_an_empty_memory_is_no_memory_and_a_memory_reaches_the_scores():
+    clips = _clips()
+    first = (clips.rgb[:, 0], clips.log_depth[:, 0])
+    config = SelfForcingConfig()
+    student = _trained(JAGConfig())
+    teacher = _trained(JAGConfig(causal=False), seed=1)
+    critic = make_critic(_trained(JAGConfig(causal=False), seed=2))
+    sample = rollout(student, first, clips.plucker, torch.Generator().manual_seed(0), exit_step=2, grad=False)
+
+    def dmd(memory):
+        return dmd_loss(
+            sample, teacher, critic, clips.plucker, torch.Generator().manual_seed(0), config, memory=memory
+        )
+
+    def crit(memory):
+        return critic_loss(
+            critic, sample, clips.plucker, torch.Generator().manual_seed(0), config, memory=memory
+        )
+
+    assert dmd(None).item() == pytest.approx(dmd(_empty_memory(clips)).item(), rel=1e-6)
+    assert crit(None).item() == pytest.approx(crit(_empty_memory(clips)).item(), rel=1e-6)
+    assert dmd(_some_memory(clips)).item() != pytest.approx(dmd(None).item(), rel=1e-3)
+    states, ends = ode_pairs(teacher, clips, torch.Generator().manual_seed(0))
+    with_mem = Clips(clips.rgb, clips.log_depth, clips.valid, clips.plucker, _some_memory(clips))
+    states_m, ends_m = ode_pairs(teacher, with_mem, torch.Generator().manual_seed(0))
+    assert not torch.allclose(ends[0][:, 1:], ends_m[0][:, 1:])  # the teacher reads the clips' memory
+    plain = ode_loss(student, states, ends, clips.plucker, torch.Generator().manual_seed(0))
+    empty = ode_loss(
+        student, states, ends, clips.plucker, torch.Generator().manual_seed(0), memory=_empty_memory(clips)
+    )
+    assert plain.item() == pytest.approx(empty.item(), rel=1e-6)

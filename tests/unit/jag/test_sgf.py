@@ -63,3 +63,16 @@ def test_an_sgf_update_is_finite_and_reads_no_ground_truth_after_the_first_frame
     assert any(not torch.equal(a, p) for a, p in zip(before, student.parameters(), strict=True))
     with pytest.raises(ValueError, match="reward"):
         DistillConfig(memory=None, reward="geo")
+
+
+def test_the_stacked_memory_is_what_each_frame_saw():
+    (rgb, log_depth, valid, poses, _), K, bounds = _batch(frames=3)  # noqa: N806
+    memory = SelfMemory(poses, K, bounds, (rgb, log_depth, valid), source="truth")
+    seen = [memory(k, rgb, log_depth) for k in range(3)]
+    m_rgb, m_d, v = memory.stacked()
+    assert m_rgb.shape == rgb.shape and m_d.shape == log_depth.shape and v.shape == log_depth.shape
+    assert (v[:, 0] == 0).all() and v[:, 2].mean() > 0.3  # frame 0 meets an empty memory
+    for k in range(3):
+        assert torch.equal(m_rgb[:, k], seen[k][0]) and torch.equal(v[:, k], seen[k][2])
+    with pytest.raises(ValueError, match="memory"):
+        SelfMemory(poses, K, bounds, (rgb, log_depth, valid)).stacked()
