@@ -320,7 +320,7 @@ def trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Trajec
     return Trajectories(starts=kept.starts.clone(), truth=kept.truth.clone())
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=128)  # every evaluation set of the controlled systems, shared by the chapter's runners
 def _trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Trajectories:
     system = make_system(data.system)
     seed = sub_seed(data.seed, STREAMS[split])

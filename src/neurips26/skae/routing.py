@@ -318,11 +318,11 @@ class LocalMaps(nn.Module):
         out = z @ self.global_k.T
         valid = routes >= 0
         valid = valid & self.active[routes.clamp(min=0)]
-        if bool(valid.any()):
-            f = routes[valid]
-            centred = (z[valid] - self.source_centers[f]).unsqueeze(-1)
-            local = self.target[f] + torch.bmm(self.local[f], centred).squeeze(-1)
-            out = out.index_put((valid.nonzero(as_tuple=True)[0],), local)
+        # one matrix product per route in use (not a gathered (N, d, d) stack of maps)
+        for f in torch.unique(routes[valid]).tolist():
+            rows = (valid & (routes == f)).nonzero(as_tuple=True)[0]
+            local = self.target[f] + (z[rows] - self.source_centers[f]) @ self.local[f].T
+            out = out.index_put((rows,), local)
         return out
 
 

@@ -118,6 +118,11 @@ def mask_key(mask: np.ndarray) -> bytes:
     return np.packbits(mask.astype(np.uint8)).tobytes()
 
 
+def mask_keys(masks: np.ndarray) -> list[bytes]:
+    """:func:`mask_key` of every row of ``masks`` ``(N, d_z)``, packed in one call."""
+    return [row.tobytes() for row in np.packbits(masks.astype(np.uint8), axis=1)]
+
+
 @dataclass(frozen=True)
 class SupportFamilies:
     """Greedy Jaccard families of a collection of masks.
@@ -142,7 +147,7 @@ def fit_families(masks: object, tau_j: float) -> SupportFamilies:
     """Greedy Jaccard merge of ``masks`` (``(N, d_z)`` bool) at threshold ``tau_j ∈ (0, 1]`` (see module)."""
     tau_j = check_tau_j(tau_j)
     m = _masks(masks)
-    keys = [mask_key(row) for row in m]
+    keys = mask_keys(m)
     counts = Counter(keys)
     first: dict[bytes, int] = {}
     for i, key in enumerate(keys):
@@ -177,20 +182,20 @@ class Codebook:
         m = _masks(masks)
         if m.shape[1] != self.representatives.shape[1]:
             raise ValueError(f"masks must have {self.representatives.shape[1]} columns; got {m.shape[1]}")
-        out = np.full(m.shape[0], -1, dtype=np.int64)
-        cache: dict[bytes, int] = {}
-        for i, row in enumerate(m):
-            key = mask_key(row)
-            family = self.key_to_family.get(key, cache.get(key))
-            if family is None:
-                family = -1
-                if self.representatives.shape[0]:
-                    scores = jaccard_to(row, self.representatives)
-                    best = int(np.argmax(scores))
-                    family = best if scores[best] >= self.tau_j else -1
-                cache[key] = family
-            out[i] = family
-        return out
+        if m.shape[0] == 0:
+            return np.full(0, -1, dtype=np.int64)
+        # each distinct mask once: its packed row is its key (the bytes of mask_key)
+        packed = np.packbits(m.astype(np.uint8), axis=1)
+        distinct, inverse = np.unique(packed, axis=0, return_inverse=True)
+        families = np.full(distinct.shape[0], -1, dtype=np.int64)
+        for u, row in enumerate(distinct):
+            family = self.key_to_family.get(row.tobytes())
+            if family is None and self.representatives.shape[0]:
+                scores = jaccard_to(np.unpackbits(row)[: m.shape[1]].astype(bool), self.representatives)
+                best = int(np.argmax(scores))
+                family = best if scores[best] >= self.tau_j else -1
+            families[u] = -1 if family is None else family
+        return families[inverse.reshape(-1)]
 
 
 def alignment_codebook(families: SupportFamilies) -> Codebook:
@@ -222,10 +227,11 @@ def routing_codebook(families: SupportFamilies, masks: object, source: object) -
     key_to_family: dict[bytes, int] = {}
     per_family: dict[int, Counter[bytes]] = {}
     first_mask: dict[bytes, np.ndarray] = {}
-    for row, label, is_source in zip(m, families.labels.tolist(), src.tolist(), strict=True):
+    for row, key, label, is_source in zip(
+        m, mask_keys(m), families.labels.tolist(), src.tolist(), strict=True
+    ):
         if not is_source:
             continue
-        key = mask_key(row)
         first_mask.setdefault(key, row)
         key_to_family.setdefault(key, label)
         per_family.setdefault(label, Counter())[key] += 1

@@ -269,3 +269,22 @@ def test_validation(lista: KAE) -> None:
         support_router(lista, train[:, :, :1])
     with pytest.raises(ValueError, match="horizon"):
         rollout(lista, train[:2, 0], 0, step=fit_local_maps(lista, train, router, steps=0))
+
+
+def test_local_maps_apply_each_route_s_own_affine_map_row_by_row():
+    g = torch.Generator().manual_seed(0)
+    k = torch.randn(4, 4, generator=g, dtype=torch.float64)
+    centers = torch.randn(3, 4, generator=g, dtype=torch.float64)
+    maps = LocalMaps(k, centers, active=torch.tensor([True, True, False]))
+    with torch.no_grad():
+        maps.local.copy_(torch.randn(3, 4, 4, generator=g, dtype=torch.float64))
+        maps.target.copy_(torch.randn(3, 4, generator=g, dtype=torch.float64))
+    z = torch.randn(9, 4, generator=g, dtype=torch.float64)
+    routes = torch.tensor([0, 1, 2, -1, 1, 0, 2, 1, -1])
+    out = maps(z, routes)
+    for i, f in enumerate(routes.tolist()):
+        if f < 0 or not maps.active[f]:
+            want = k @ z[i]
+        else:
+            want = maps.target[f] + maps.local[f] @ (z[i] - centers[f])
+        assert torch.allclose(out[i], want, atol=1e-12)

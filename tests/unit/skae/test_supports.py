@@ -13,6 +13,8 @@ from neurips26.skae.supports import (
     fit_families,
     jaccard,
     jaccard_to,
+    mask_key,
+    mask_keys,
     routing_codebook,
     support_abs,
     support_mask,
@@ -133,3 +135,26 @@ def test_bad_inputs() -> None:
         routing_codebook(fam, stack(("10", 2)), np.ones(3, dtype=bool))
     with pytest.raises(ValueError, match="masks must have 2 columns"):
         alignment_codebook(fam).match(stack(("101", 1)))
+
+
+def test_codebook_matching_equals_the_mask_by_mask_definition():
+    rng = np.random.default_rng(0)
+    fitted = rng.random((60, 13)) < 0.3
+    codebook = alignment_codebook(fit_families(fitted, 0.6))
+    queries = np.concatenate([fitted[:20], rng.random((200, 13)) < 0.3, np.zeros((3, 13), dtype=bool)])
+
+    def one(mask: np.ndarray) -> int:
+        family = codebook.key_to_family.get(mask_key(mask))
+        if family is not None:
+            return family
+        scores = jaccard_to(mask, codebook.representatives)
+        best = int(np.argmax(scores))
+        return best if scores[best] >= codebook.tau_j else -1
+
+    assert codebook.match(queries).tolist() == [one(q) for q in queries]
+    assert codebook.match(np.zeros((0, 13), dtype=bool)).shape == (0,)
+
+
+def test_mask_keys_equal_mask_key_row_by_row():
+    rows = np.random.default_rng(1).random((50, 21)) < 0.4
+    assert mask_keys(rows) == [mask_key(r) for r in rows]
