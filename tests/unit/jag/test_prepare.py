@@ -10,6 +10,7 @@ import pytest
 from neurips26.checkpoint_files import StaleCheckpointError
 from neurips26.jag import prepare as P
 from neurips26.jag.model import JAGModel
+from tests.unit.committed_checkpoints import assert_complete_and_within_budget, committed, none_committed
 
 
 @pytest.fixture(scope="module")
@@ -62,19 +63,14 @@ def test_smoke_checkpoints_load_fresh_and_students_are_bound_to_the_teacher(smok
 
 # ------------------------------------------------------------------------------- the committed ones
 
-COMMITTED = sorted(p.stem for p in P.PACKAGE_DIR.glob("*.json")) if P.PACKAGE_DIR.is_dir() else []
-_NONE = "no checkpoint is committed yet (run python -m neurips26.jag.prepare --scale default)"
+COMMITTED = committed(P.PACKAGE_DIR)
+_NONE = none_committed("jag")
 
 
 def test_committed_checkpoints_are_complete_and_within_budget():
-    from neurips26.checkpoint_files import check_budget, checkpoint_sizes
-
     if not COMMITTED:
         pytest.skip(_NONE)
-    assert COMMITTED == sorted(P.MODEL_NAMES), "commit every checkpoint of the table, and only those"
-    sizes = checkpoint_sizes(P.PACKAGE_DIR)
-    check_budget(sizes)
-    assert sum(sizes.values()) <= P.MAX_TOTAL_BYTES
+    assert_complete_and_within_budget(P.PACKAGE_DIR, P.MODEL_NAMES, P.MAX_TOTAL_BYTES)
 
 
 @pytest.mark.committed

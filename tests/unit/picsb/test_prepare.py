@@ -8,10 +8,11 @@ import json
 import pytest
 import torch
 
-from neurips26.checkpoint_files import StaleCheckpointError, check_budget, checkpoint_sizes
+from neurips26.checkpoint_files import StaleCheckpointError
 from neurips26.picsb import prepare as P
 from neurips26.picsb.baselines.dps import Prior
 from neurips26.picsb.denoiser import Denoiser
+from tests.unit.committed_checkpoints import assert_complete_and_within_budget, committed, none_committed
 
 NAMES = ("picsb", "soft-obs", "dps-prior")
 
@@ -78,17 +79,14 @@ def test_list_prints_the_table(capsys):
 
 # ------------------------------------------------------------------------------- the committed ones
 
-COMMITTED = sorted(p.stem for p in P.PACKAGE_DIR.glob("*.json")) if P.PACKAGE_DIR.is_dir() else []
-_NONE = "no checkpoint is committed yet (run python -m neurips26.picsb.prepare --scale default)"
+COMMITTED = committed(P.PACKAGE_DIR)
+_NONE = none_committed("picsb")
 
 
 def test_committed_checkpoints_are_complete_and_within_budget():
     if not COMMITTED:
         pytest.skip(_NONE)
-    assert COMMITTED == sorted(P.MODEL_NAMES), "commit every checkpoint of the table, and only those"
-    sizes = checkpoint_sizes(P.PACKAGE_DIR)
-    check_budget(sizes)
-    assert sum(sizes.values()) <= P.MAX_TOTAL_BYTES
+    assert_complete_and_within_budget(P.PACKAGE_DIR, P.MODEL_NAMES, P.MAX_TOTAL_BYTES)
 
 
 @pytest.mark.committed
