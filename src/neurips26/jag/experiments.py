@@ -41,6 +41,7 @@ from neurips26.jag.diffusion_forcing import sample_causal
 from neurips26.jag.model import JAGModel
 from neurips26.jag.self_forcing import STUDENT_LEVELS, TEACHER_STEPS, rollout
 from neurips26.jag.sgf import SelfMemory
+from neurips26.nn import KVCache
 from neurips26.progress import progress
 from neurips26.scales import check_scale, pick
 from neurips26.train import torch_threads
@@ -136,6 +137,13 @@ def _pretrained(name: str, scale: str) -> tuple[JAGModel, str]:
     return model, meta.weights_hash
 
 
+def with_window(model: JAGModel, window: int | None) -> JAGModel:
+    """The same weights with another attention window (``None``: the whole history), in eval mode."""
+    twin = JAGModel(replace(model.config, window=window))
+    twin.load_state_dict(model.state_dict())
+    return twin.eval()
+
+
 def load_row_model(key: str, scale: str) -> tuple[JAGModel, str]:
     """The network of row ``key`` and its weights hash (full history: the SGF weights with no window);
     each checkpoint is loaded (and checked fresh) once per process and shared: do not train it."""
@@ -143,11 +151,7 @@ def load_row_model(key: str, scale: str) -> tuple[JAGModel, str]:
     if spec.checkpoint is None:
         raise ValueError(f"key {key!r} is the repeat-frame-0 reference: it has no network")
     model, weights = _pretrained(spec.checkpoint, check_scale(scale))
-    if spec.full_history:
-        full = JAGModel(replace(model.config, window=None))
-        full.load_state_dict(model.state_dict())
-        model = full.eval()
-    return model, weights
+    return (with_window(model, None) if spec.full_history else model), weights
 
 
 @contextlib.contextmanager
@@ -167,16 +171,31 @@ def self_memory(clips: scenes.ClipBatch) -> SelfMemory:
 
 
 def generate(
-    model: JAGModel, sampler: str, clips: scenes.ClipBatch, plucker: Tensor, seed: int, memory_fn=None
+    model: JAGModel,
+    sampler: str,
+    clips: scenes.ClipBatch,
+    plucker: Tensor,
+    seed: int,
+    memory_fn=None,
+    *,
+    cache: KVCache | None = None,
 ) -> tuple[Tensor, Tensor | None]:
-    """One clip per evaluation loop from its first frame: ``(rgb (N, T, 3, H, W), log_depth or None)``."""
+    """One clip per evaluation loop from its first frame: ``(rgb (N, T, 3, H, W), log_depth or None)``;
+    ``cache``: the (empty) cache a student rolls in, for a caller that reads it."""
     generator = torch.Generator().manual_seed(seed)
     first = (clips.rgb[:, 0], clips.log_depth[:, 0])
     with torch.no_grad():
         if sampler == "many":
             return sample_causal(model, first, plucker, TEACHER_STEPS, generator, memory_fn=memory_fn)
         out = rollout(
-            model, first, plucker, generator, exit_step=len(STUDENT_LEVELS), grad=False, memory_fn=memory_fn
+            model,
+            first,
+            plucker,
+            generator,
+            exit_step=len(STUDENT_LEVELS),
+            grad=False,
+            memory_fn=memory_fn,
+            cache=cache,
         )
     return out.rgb, out.log_depth
 
@@ -438,9 +457,10 @@ class CostRun:
         return float(np.median(values))
 
 
-class _Probe:
+class FrameProbe:
     """A ``memory_fn`` that records, at the start of each frame, the time, the keys held by the rollout's
-    KV cache and the memory's bytes, then renders the memory (or returns no memory)."""
+    KV cache (:attr:`cache`, to be passed to the rollout) and the memory's bytes, then renders ``memory``
+    (or returns no memory)."""
 
     def __init__(self, model: JAGModel, memory: SelfMemory | None) -> None:
         self.model, self.memory = model, memory
@@ -461,14 +481,16 @@ class _Probe:
         return self.memory(k, rgb, log_depth)
 
 
-@contextlib.contextmanager
-def _probed(model: JAGModel, probe: _Probe) -> Iterator[None]:
-    """Let the rollout use the probe's cache (so the probe can read it) for the duration."""
-    model.make_cache = lambda: probe.cache  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        del model.make_cache
+def timed_rollout(
+    model: JAGModel, clips: scenes.ClipBatch, plucker: Tensor, seed: int, memory: SelfMemory | None = None
+) -> tuple[Tensor, Tensor | None, np.ndarray, FrameProbe]:
+    """A student's rollout on one thread through a :class:`FrameProbe`: ``(rgb, log_depth, seconds of each
+    generated frame (T − 1,), the probe)`` (frame 0's cache write is not a generated frame)."""
+    probe = FrameProbe(model, memory)
+    with torch_threads(1):
+        rgb, log_depth = generate(model, "student", clips, plucker, seed, probe, cache=probe.cache)
+        end = time.perf_counter()
+    return rgb, log_depth, np.diff(np.array([*probe.times, end]))[1:], probe
 
 
 def cost_run(scale: str = "default", *, verbose: bool = True) -> CostRun:
@@ -493,12 +515,7 @@ def _cost_run(scale: str, config: ExperimentConfig, verbose: bool) -> CostRun:
     order = list(variants)
     for r in progress(range(config.latency_rounds), desc="J1 rounds", show=verbose):
         for variant in order[r % 2 :] + order[: r % 2]:
-            model = models[variant]
-            probe = _Probe(model, self_memory(clips))
-            with torch_threads(1), _probed(model, probe):
-                generate(model, "student", clips, plucker, seed=r, memory_fn=probe)
-                end = time.perf_counter()
-            times = np.diff(np.array([*probe.times, end]))[1:]  # frame 0's write is not a generated frame
+            *_, times, probe = timed_rollout(models[variant], clips, plucker, r, self_memory(clips))
             record[variant]["seconds"].append(times)
             record[variant].update(
                 keys=np.array(probe.keys[1:]), kv=np.array(probe.kv[1:]), mem=np.array(probe.memory_bytes[1:])
@@ -530,6 +547,7 @@ __all__ = [
     "ROW_KEYS",
     "TABLE_HEADER",
     "CostRun",
+    "FrameProbe",
     "EvalData",
     "ExperimentConfig",
     "Row",
@@ -545,4 +563,6 @@ __all__ = [
     "run_row",
     "score",
     "self_memory",
+    "timed_rollout",
+    "with_window",
 ]

@@ -206,7 +206,15 @@ def make_clip(
     n_furniture = drawn if n_furniture is None else n_furniture
     r = make_room(seed, n_furniture)
     kind = path_kind(path_seed, kind)
-    poses = random_path(r, frames, path_seed, kind)
+    return render_clip(r, random_path(r, frames, path_seed, kind), kind=kind, seed=seed, size=size, fov=fov)
+
+
+def render_clip(
+    r: Room, poses: np.ndarray, *, kind: str, seed: int, size: int = 16, fov: float = 70.0
+) -> Clip:
+    """Room ``r`` rendered at ``poses`` (T, 4, 4) by a ``size`` × ``size`` pinhole of ``fov`` degrees, as a
+    :class:`Clip` labelled ``kind`` and ``seed`` (what :func:`make_clip` does with its drawn path; a reader's
+    own path goes here)."""
     camera = pinhole(size, size, fov)
     lo, hi = room_bounds(r)
     views = render_views(r.scene, camera, poses, (lo, hi))
@@ -214,7 +222,7 @@ def make_clip(
         rgb=views.rgb,
         log_depth=views.depth.log(),
         valid=views.valid,
-        poses=torch.from_numpy(poses.astype(np.float64)),
+        poses=torch.from_numpy(np.asarray(poses, dtype=np.float64)),
         K=torch.from_numpy(camera.K),
         bounds=(torch.from_numpy(lo), torch.from_numpy(hi)),
         kind=kind,
@@ -440,6 +448,7 @@ __all__ = [
     "make_dataset",
     "make_room",
     "make_split",
+    "render_clip",
     "render_views",
     "room_bounds",
     "split_seed",

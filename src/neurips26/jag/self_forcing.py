@@ -55,6 +55,7 @@ from torch import Tensor
 from neurips26.flow import interpolate, shifted_grid, uniform_grid, velocity_target, x0_from_velocity
 from neurips26.jag.diffusion_forcing import Clips, with_memory
 from neurips26.jag.model import JAGModel
+from neurips26.nn import KVCache
 from neurips26.validation import check_float, check_int, check_seed
 
 #: The student's denoising levels: four steps of Wan's schedule with shift 5 [code], then the data.
@@ -129,19 +130,21 @@ def rollout(
     per_frame: bool = False,
     grad: bool = True,
     memory_fn: MemoryFn | None = None,
+    cache: KVCache | None = None,
 ) -> Rollout:
     """Generate a clip frame by frame with the few-step sampler (module docstring).
 
     ``first = (rgb (B, 3, H, W), log_depth (B, 1, H, W))``, ``plucker`` (B, T, P, 6). ``exit_step`` (1-based)
     fixes the exit step of every frame; otherwise one is drawn from ``generator`` (per frame with
     ``per_frame``). With ``grad`` the exit step keeps its graph; inference passes ``grad=False`` and the
-    last step (``exit_step = len(levels)``).
+    last step (``exit_step = len(levels)``). ``cache``: an empty cache of the model to roll in (default a new
+    one), for a caller that reads what it holds.
     """
     steps = len(levels)
     rgb0, d0 = first
     batch, frames = plucker.shape[:2]
     grid = (*levels, 0.0)
-    cache = model.make_cache()
+    cache = model.make_cache() if cache is None else cache
     rgbs, depths = [rgb0], [d0]
     exits = [0]
     shared = None

@@ -93,6 +93,7 @@ def test_the_cost_run_reads_the_cache_and_the_memory(smoke):
     assert np.array_equal(run.model_keys("full"), [keys_per_query(k + 1, None) for k in frames])
     assert np.unique(run.memory_bytes["window"]).size == 1
     assert run.seconds["window"].shape == (run.frames - 1,) and (run.seconds["full"] > 0).all()
+    assert run.kv_bytes["window"].max() < run.kv_bytes["full"][-1]  # read off the rollout's own cache
     assert V.decide_claim("j1-constant-cost", None, run).verdict == "reproduced"  # type: ignore[arg-type]
 
 
