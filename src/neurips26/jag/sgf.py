@@ -76,7 +76,6 @@ class SelfMemory:
         self.memory = VoxelMemory(bounds, batch, resolution, device=truth[0].device)
         self.inserted = 0
         self.rendered: dict[int, tuple[Tensor, Tensor, Tensor]] = {}
-        self.inputs: dict[int, tuple[Tensor, Tensor, Tensor]] = {}
 
     def _insert(self, k: int, rgb: Tensor, log_depth: Tensor, valid: Tensor | None) -> None:
         depth = log_depth[:, 0].exp()
@@ -95,21 +94,26 @@ class SelfMemory:
             else:
                 self._insert(j, rgb[:, j].detach(), log_depth[:, j].detach(), None)
             self.inserted += 1
-        m_rgb, m_d, valid = self.memory.render(self.poses[:, k], self.K, self.height, self.width)
-        log_m = torch.where(valid, m_d.clamp(min=1e-3).log(), torch.zeros_like(m_d))
-        out = (m_rgb, log_m[:, None], valid[:, None].to(m_rgb.dtype))
-        self.rendered[k] = (m_rgb, m_d, valid)
-        self.inputs[k] = out
-        return out
+        self.rendered[k] = self.memory.render(self.poses[:, k], self.K, self.height, self.width)
+        return _as_input(self.rendered[k])
 
     def stacked(self) -> tuple[Tensor, Tensor, Tensor]:
         """The memory inputs of every frame rendered so far, ``0 … T − 1``, stacked along time:
         ``(M_rgb (B, T, 3, H, W), log M_d (B, T, 1, H, W), V (B, T, 1, H, W))`` (what the student saw; the
         conditioning of the teacher and the critic in DMD)."""
-        frames = sorted(self.inputs)
+        frames = sorted(self.rendered)
         if frames != list(range(len(frames))) or not frames:
             raise ValueError(f"the memory must be rendered for frames 0, 1, ... in order; got {frames}")
-        return tuple(torch.stack([self.inputs[k][i] for k in frames], 1) for i in range(3))  # type: ignore[return-value]
+        inputs = [_as_input(self.rendered[k]) for k in frames]
+        return tuple(torch.stack([x[i] for x in inputs], 1) for i in range(3))  # type: ignore[return-value]
+
+
+def _as_input(rendered: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, Tensor, Tensor]:
+    """A render ``(M_rgb, M_d (B, H, W), V bool)`` as the network's memory channels ``(M_rgb, log M_d
+    (B, 1, H, W), V (B, 1, H, W) float)``, zeros where not ``V``."""
+    m_rgb, m_d, valid = rendered
+    log_m = torch.where(valid, m_d.clamp(min=1e-3).log(), torch.zeros_like(m_d))
+    return m_rgb, log_m[:, None], valid[:, None].to(m_rgb.dtype)
 
 
 def geometric_reward(
