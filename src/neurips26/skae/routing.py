@@ -316,14 +316,21 @@ class LocalMaps(nn.Module):
 
     def forward(self, z: Tensor, routes: Tensor) -> Tensor:
         out = z @ self.global_k.T
-        valid = routes >= 0
-        valid = valid & self.active[routes.clamp(min=0)]
-        # one matrix product per route in use (not a gathered (N, d, d) stack of maps)
-        for f in torch.unique(routes[valid]).tolist():
-            rows = (valid & (routes == f)).nonzero(as_tuple=True)[0]
-            local = self.target[f] + (z[rows] - self.source_centers[f]) @ self.local[f].T
-            out = out.index_put((rows,), local)
-        return out
+        valid = (routes >= 0) & self.active[routes.clamp(min=0)]
+        rows = valid.nonzero(as_tuple=True)[0]
+        if rows.numel() == 0:
+            return out
+        # one matrix product per route in use (not a gathered (N, d, d) stack of maps): rows grouped by
+        # route (a stable sort keeps each route's rows in order), one scatter for all of them
+        taken = routes[rows]
+        order = torch.argsort(taken, stable=True)
+        rows, taken = rows[order], taken[order]
+        used, counts = torch.unique_consecutive(taken, return_counts=True)
+        pieces = [
+            self.target[f] + (z[group] - self.source_centers[f]) @ self.local[f].T
+            for f, group in zip(used.tolist(), torch.split(rows, counts.tolist()), strict=True)
+        ]
+        return out.index_put((rows,), torch.cat(pieces))
 
 
 class RoutedStep:

@@ -184,18 +184,28 @@ class Codebook:
             raise ValueError(f"masks must have {self.representatives.shape[1]} columns; got {m.shape[1]}")
         if m.shape[0] == 0:
             return np.full(0, -1, dtype=np.int64)
-        # each distinct mask once: its packed row is its key (the bytes of mask_key)
-        packed = np.packbits(m.astype(np.uint8), axis=1)
-        distinct, inverse = np.unique(packed, axis=0, return_inverse=True)
-        families = np.full(distinct.shape[0], -1, dtype=np.int64)
-        for u, row in enumerate(distinct):
-            family = self.key_to_family.get(row.tobytes())
-            if family is None and self.representatives.shape[0]:
-                scores = jaccard_to(np.unpackbits(row)[: m.shape[1]].astype(bool), self.representatives)
+        # a row's packed bytes are its key (mask_key); each distinct unseen mask is scored once
+        packed = np.ascontiguousarray(np.packbits(m.astype(np.uint8), axis=1))
+        width, flat = packed.shape[1], packed.tobytes()
+        keys = [flat[i : i + width] for i in range(0, len(flat), width)]
+        lookup = self.key_to_family
+        families = np.fromiter((lookup.get(key, -2) for key in keys), dtype=np.int64, count=len(keys))
+        for i in np.flatnonzero(families == -2):
+            families[i] = self._nearest(keys[i], m[i])
+        return families
+
+    def _nearest(self, key: bytes, mask: np.ndarray) -> int:
+        """The family of an unseen mask: the best representative at Jaccard ``≥ tau_j``, else ``-1``
+        (memoised per key: a rollout meets the same unseen masks step after step)."""
+        memo = self.__dict__.setdefault("_unseen", {})
+        if key not in memo:
+            family = -1
+            if self.representatives.shape[0]:
+                scores = jaccard_to(mask, self.representatives)
                 best = int(np.argmax(scores))
                 family = best if scores[best] >= self.tau_j else -1
-            families[u] = -1 if family is None else family
-        return families[inverse.reshape(-1)]
+            memo[key] = family
+        return memo[key]
 
 
 def alignment_codebook(families: SupportFamilies) -> Codebook:

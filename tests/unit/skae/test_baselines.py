@@ -163,6 +163,15 @@ def test_gmm_soft_weights_sum_to_one_and_soft_prediction_is_their_mixture(wells)
     assert np.isnan(r_bad[0]).all() and abs(r_bad[1].sum() - 1) < 1e-12
 
 
+def test_gmm_responsibilities_equal_sklearn_predict_proba_bit_for_bit(wells):
+    # The soft model skips sklearn's per-call input checks; it must compute the very same posterior.
+    _, windows, starts, _ = wells
+    model = GMMLocalLinear(2, soft=True).fit(windows)
+    x = np.concatenate([starts.numpy(), starts.numpy()[:, ::-1].copy() * 0.7])
+    assert np.array_equal(model.responsibilities(x), model.gmm.predict_proba(x))
+    assert np.array_equal(model.responsibilities(x[:, :]), model.responsibilities(np.asfortranarray(x)))
+
+
 def test_state_kmeans_separates_far_apart_blobs():
     rng = np.random.default_rng(2)
     centers = np.array([[-5.0, 0.0], [5.0, 0.0], [0.0, 5.0]])

@@ -177,3 +177,60 @@ def test_bounded_trajectories_replace_an_orbit_that_leaves_the_flow_later():
     box = make_system("square-4")  # a system with a reset box is rolled as it is
     starts = box.initial_states(4, 0)
     assert torch.equal(bounded_trajectories(box, starts, 20, 0), box.trajectories(starts, 20))
+
+
+@pytest.mark.parametrize("name", ["shimizu-morioka", "sakarya", "lorenz-63", "lorenz-96"])
+def test_rolling_flow_requests_in_one_batch_equals_rolling_each_alone(name):
+    # The batched roll-out must give the same bits as attractor_trajectories one request at a time:
+    # different sizes, seeds and horizons (rows leave the batch as their horizons end).
+    system = dataclasses.replace(make_system(name), warmup=40)
+    requests = [
+        D.FlowRequest(system, 5, 11, 30),
+        D.FlowRequest(system, 3, 12, 55),
+        D.FlowRequest(system, 4, 13, 10),
+        D.FlowRequest(system, 2, 14, 55),
+    ]
+    batched = D.roll_flow_requests(requests)
+    for request, rolled in zip(requests, batched, strict=True):
+        alone = D.attractor_trajectories(request)
+        assert rolled.shape == (request.n, request.steps + 1, system.dim)
+        assert torch.equal(rolled, alone)
+
+
+def test_rolling_flow_requests_replaces_escapes_like_bounded_trajectories():
+    # Sakarya seed 2's test start 31 escapes after 2,000 steps: the batched path replaces it the same way.
+    from neurips26.seeding import sub_seed
+
+    system = make_system("sakarya")
+    request = D.FlowRequest(system, 40, sub_seed(2, D.STREAMS["test"]), 2600)
+    other = D.FlowRequest(system, 3, 5, 100)
+    batched, _ = D.roll_flow_requests([request, other])
+    assert torch.isfinite(batched).all()
+    assert not torch.equal(batched[31, 0], system.initial_states(40, request.seed)[31])  # replaced
+    assert torch.equal(batched, D.attractor_trajectories(request))
+
+
+def test_roll_flow_requests_rejects_mixed_systems_and_box_systems():
+    flow = D.FlowRequest(make_system("lorenz-63"), 2, 0, 3)
+    with pytest.raises(ValueError, match="requests"):
+        D.roll_flow_requests([flow, D.FlowRequest(make_system("sakarya"), 2, 0, 3)])
+    with pytest.raises(TypeError, match="requests"):
+        D.roll_flow_requests([D.FlowRequest(make_system("square-4"), 2, 0, 3)])
+    assert D.roll_flow_requests([]) == []
+
+
+def test_prefetched_flow_sets_equal_the_sets_built_one_by_one():
+    ev = D.EvalConfig(test_starts=3, val_starts=2, horizon=20)
+    other = dataclasses.replace(FLOW, seed=FLOW.seed + 1)
+    D._trajectories.cache_clear()
+    D.standardizer.cache_clear()
+    D.flow_cache.cache_clear()
+    D.prefetch_flow_sets([FLOW, other], ev)
+    got = {(c, s): D.trajectories(c, ev, s) for c in (FLOW, other) for s in ("val", "test")}
+    assert not D._ROLLED_AHEAD  # nothing is kept twice
+    D._trajectories.cache_clear()
+    D.standardizer.cache_clear()
+    D.flow_cache.cache_clear()
+    for (c, s), t in got.items():
+        alone = D.trajectories(c, ev, s)
+        assert torch.equal(t.starts, alone.starts) and torch.equal(t.truth, alone.truth)

@@ -202,7 +202,7 @@ class GMMLocalLinear(_LocalLinear):
         r = np.full((len(x), self.components), np.nan)
         finite = np.isfinite(x).all(axis=1)
         if finite.any():
-            r[finite] = self.gmm.predict_proba(x[finite])
+            r[finite] = _posterior(self.gmm, x[finite])
         return r
 
     def labels(self, x: np.ndarray) -> np.ndarray:
@@ -232,3 +232,14 @@ class GMMLocalLinear(_LocalLinear):
             raise RuntimeError(f"{self.name} is not fitted; call fit(windows) first")
         with np.errstate(over="ignore", invalid="ignore"):
             return self.gated(x) @ self.maps.reshape(-1, self.state_dim)
+
+
+def _posterior(gmm: object, x: np.ndarray) -> np.ndarray:
+    """``gmm.predict_proba(x)`` for a checked float64 array ``x``, without sklearn's per-call input
+    validation (half the cost of a rollout step of the soft model, which asks once per state and step);
+    the same computation, so the same bits (``tests/unit/skae/test_baselines.py``). Falls back to
+    ``predict_proba`` on a scikit-learn without the private method."""
+    estimate = getattr(gmm, "_estimate_log_prob_resp", None)
+    if estimate is None:
+        return gmm.predict_proba(x)
+    return np.exp(estimate(np.ascontiguousarray(x, dtype=np.float64))[1])

@@ -25,6 +25,7 @@ from neurips26.skae.experiments.common import (
     evaluation_set,
     load,
     model_name,
+    prefetch_evaluation_sets,
     run_cached,
 )
 from neurips26.skae.metrics import iqm, nrmse
@@ -134,6 +135,7 @@ class ChaosResult:
 
 def _compute_chaos(config: ChaosConfig) -> ChaosResult:
     values = {r: np.full((len(config.cells), len(config.seeds)), np.nan) for r in config.rows}
+    prefetch_evaluation_sets(config.systems, config.seeds, config.checkpoints, config.evaluation)
     for j, seed in enumerate(config.seeds):
         for row in config.rows:
             c = 0

@@ -30,7 +30,7 @@ from neurips26.cache import cached
 from neurips26.scales import SCALES
 from neurips26.skae.baselines import basin_labeler, forecast_table
 from neurips26.skae.baselines.base import check_period, check_x0
-from neurips26.skae.data import EvalConfig, Trajectories, trajectories
+from neurips26.skae.data import DataConfig, EvalConfig, Trajectories, prefetch_flow_sets, trajectories
 from neurips26.skae.model import KAE
 from neurips26.skae.prepare import MODEL_NAMES, PrepareConfig, model_spec, pretrained
 from neurips26.skae.rollout import Forecast, mse_through, rollout, rollout_periods
@@ -79,9 +79,21 @@ def load(row: str, system: str, seed: int, scale: str, *, verbose: bool = False)
 def evaluation_set(system: str, seed: int, scale: str, evaluation: EvalConfig, split: str) -> Trajectories:
     """The ``split`` set of the models' data on ``system`` / ``seed`` (their training data's streams and
     standardisation, at the prepare sizes of ``scale``)."""
+    return trajectories(_data_config(system, seed, scale), evaluation, split)
+
+
+def _data_config(system: str, seed: int, scale: str) -> DataConfig:
+    """The training data of the models on ``system`` / ``seed`` at the prepare sizes of ``scale``."""
     row = "lista" if f"lista-{system}-s{seed}" in MODEL_NAMES else "dense-mlp"
-    spec = model_spec(model_name(row, system, seed))
-    return trajectories(PrepareConfig.for_scale(scale).data(spec), evaluation, split)
+    return PrepareConfig.for_scale(scale).data(model_spec(model_name(row, system, seed)))
+
+
+def prefetch_evaluation_sets(
+    systems: Sequence[str], seeds: Sequence[int], scale: str, evaluation: EvalConfig
+) -> None:
+    """Roll the ``"val"``/``"test"`` sets (and standardisations) of the flows among ``systems`` × ``seeds``
+    in one batch per flow (:func:`~neurips26.skae.data.prefetch_flow_sets`: the same sets, sooner)."""
+    prefetch_flow_sets([_data_config(s, seed, scale) for s in systems for seed in seeds], evaluation)
 
 
 @dataclass(frozen=True)
