@@ -16,12 +16,19 @@ The arms, all from the same base with the same RL settings (:class:`~neurips26.s
 - ``flow-area`` — Flow-GRPO with the area-weighted scalar;
 - ``spatial-shuffled`` — region advantages on shuffled tokens (claim S6's control);
 - ``spatial-b`` — reading (b), the per-position ratio;
-- ``spatial-area`` — area region weights α_k.
+- ``spatial-area`` — area region weights α_k;
+- ``flow-sfr``, ``spatial-sfr`` — both methods with SFReward-tiny's region scores in place of the oracle
+  (claim S7).
+
+``sfreward-tiny`` is the learned region reward itself (:mod:`~neurips26.spatialflow_grpo.reward_model`),
+fitted to oracle labels of the base editor's samples; it and the arms that use it are bound to the weights
+they were trained from (the base's, the reward model's).
 
 A checkpoint is fresh when its configuration hashes as recorded, its state dict fits and it reproduces its
 recorded metric within :data:`~neurips26.checkpoint_files.METRIC_RTOL` plus :data:`METRIC_ATOL`: the base,
 its flow-matching loss on a fixed validation draw; an arm, the mean oracle reward of fixed-noise ODE edits
-of :data:`VALIDATION_CASES` MultiEdit cases.
+of :data:`VALIDATION_CASES` MultiEdit cases; the reward model, its Spearman ρ with the oracle on held-out
+base samples.
 """
 
 from __future__ import annotations
@@ -62,7 +69,16 @@ from neurips26.spatialflow_grpo.editor import (
     to_flow,
 )
 from neurips26.spatialflow_grpo.editworld import make_suite, sample_cases
-from neurips26.spatialflow_grpo.rl_loop import RLConfig, edit, run_rl
+from neurips26.spatialflow_grpo.reward_model import (
+    LabelledEdits,
+    RegionRewardNet,
+    RewardModelConfig,
+    SFRewardTiny,
+    agreement,
+    collect_labelled,
+    fit_sfreward,
+)
+from neurips26.spatialflow_grpo.rl_loop import RewardFn, RLConfig, edit, run_rl
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 """Where the committed (default-scale) checkpoints live: package data of ``neurips26.spatialflow_grpo``."""
@@ -78,6 +94,7 @@ SOURCE_FILES: tuple[tuple[str, str], ...] = tuple(
         "grpo.py",
         "spatial.py",
         "rl_loop.py",
+        "reward_model.py",
     )
 )
 MAX_TOTAL_BYTES = 1_000_000
@@ -85,20 +102,28 @@ METRIC_ATOL = 1e-5
 VALIDATION_CASES = 32
 VALIDATION_SEED = 2718
 BASE = "base"
+REWARD_MODEL = "sfreward-tiny"
+#: Rewards an arm can train on: the oracle, or the learned SFReward-tiny.
+REWARDS = ("oracle", REWARD_MODEL)
+#: Held-out base samples the reward model's ρ is measured on (cases, SDE samples per case).
+REWARD_VALIDATION = (100, 2)
 
 
 @dataclass(frozen=True)
 class ArmSpec:
-    """A row of the table: ``name``, ``role``; ``method`` None for the base editor, else the RL options
-    that differ from the scale's :class:`RLConfig` (and the run's ``seed``)."""
+    """A row of the table: ``name``, ``role``, ``kind`` (``"base"`` the editor, ``"reward-model"``
+    SFReward-tiny, ``"arm"`` an RL run); an arm's RL options that differ from the scale's :class:`RLConfig`,
+    its ``reward`` (one of :data:`REWARDS`) and the run's ``seed``."""
 
     name: str
     role: str
+    kind: str = "arm"
     method: str | None = None
     scalar: str = "equal"
     reading: str = "a"
     alpha: str = "equal"
     shuffled: bool = False
+    reward: str = "oracle"
     seed: int = 0
 
     def __str__(self) -> str:
@@ -106,19 +131,26 @@ class ArmSpec:
 
 
 ARMS: tuple[ArmSpec, ...] = (
-    ArmSpec(BASE, "the pretrained editor (flow matching on flawed pairs), no RL"),
+    ArmSpec(BASE, "the pretrained editor (flow matching on flawed pairs), no RL", kind="base"),
+    ArmSpec(REWARD_MODEL, "SFReward-tiny: a CNN region reward fitted to oracle labels", kind="reward-model"),
     *(
-        ArmSpec(f"flow-s{s}", f"Flow-GRPO, equal-weight scalar, seed {s}", "flow-grpo", seed=s)
+        ArmSpec(f"flow-s{s}", f"Flow-GRPO, equal-weight scalar, seed {s}", method="flow-grpo", seed=s)
         for s in range(3)
     ),
     *(
-        ArmSpec(f"spatial-s{s}", f"SpatialFlow-GRPO, reading (a), seed {s}", "spatial", seed=s)
+        ArmSpec(f"spatial-s{s}", f"SpatialFlow-GRPO, reading (a), seed {s}", method="spatial", seed=s)
         for s in range(3)
     ),
-    ArmSpec("flow-area", "Flow-GRPO, area-weighted scalar reward", "flow-grpo", scalar="area"),
-    ArmSpec("spatial-shuffled", "SpatialFlow-GRPO on shuffled tokens (control)", "spatial", shuffled=True),
-    ArmSpec("spatial-b", "SpatialFlow-GRPO, reading (b): per-position ratio", "spatial", reading="b"),
-    ArmSpec("spatial-area", "SpatialFlow-GRPO, area region weights", "spatial", alpha="area"),
+    ArmSpec("flow-area", "Flow-GRPO, area-weighted scalar reward", method="flow-grpo", scalar="area"),
+    ArmSpec(
+        "spatial-shuffled", "SpatialFlow-GRPO on shuffled tokens (control)", method="spatial", shuffled=True
+    ),
+    ArmSpec("spatial-b", "SpatialFlow-GRPO, reading (b): per-position ratio", method="spatial", reading="b"),
+    ArmSpec("spatial-area", "SpatialFlow-GRPO, area region weights", method="spatial", alpha="area"),
+    ArmSpec("flow-sfr", "Flow-GRPO on SFReward-tiny's scores", method="flow-grpo", reward=REWARD_MODEL),
+    ArmSpec(
+        "spatial-sfr", "SpatialFlow-GRPO on SFReward-tiny's scores", method="spatial", reward=REWARD_MODEL
+    ),
 )
 ARM_NAMES: tuple[str, ...] = tuple(a.name for a in ARMS)
 
@@ -137,18 +169,20 @@ class PrepareConfig:
 
     pretraining: PretrainConfig = field(default_factory=PretrainConfig)
     rl: RLConfig = field(default_factory=RLConfig)
+    reward_model: RewardModelConfig = field(default_factory=RewardModelConfig)
 
     @classmethod
     def for_scale(cls, scale: str) -> PrepareConfig:
         smoke = cls(
             pretraining=PretrainConfig(steps=40, warmup=5),
             rl=RLConfig(group_size=4, conditions=2, iterations=5, probe_size=16),
+            reward_model=RewardModelConfig(steps=20, n_cases=16, samples_per_case=2),
         )
         return pick(scale, smoke=smoke, default=cls())
 
     def arm_config(self, spec: ArmSpec) -> RLConfig:
         """The RL settings of ``spec`` at this scale."""
-        if spec.method is None:
+        if spec.kind != "arm":
             raise ValueError(f"{spec.name} is not an RL arm")
         return self.rl.replace(
             method=spec.method,
@@ -164,25 +198,30 @@ class PrepareConfig:
 # sidecar, building, measuring
 
 
-def expected_hash(name: str, scale: str, base_hash: str = "") -> str:
-    """The configuration hash of ``name`` at ``scale`` (an arm's includes the base's weights hash)."""
+def expected_hash(name: str, scale: str, bound: dict[str, str] | None = None) -> str:
+    """The configuration hash of ``name`` at ``scale``; ``bound`` holds the weights hashes it was trained
+    from (``"base"`` for the reward model and the arms, ``"reward_model"`` for an arm on SFReward-tiny)."""
     spec = arm_spec(name)
     config = PrepareConfig.for_scale(scale)
     payload: dict[str, Any] = {"arm": spec, "pretraining": config.pretraining, "format": FORMAT}
-    if spec.method is not None:
+    if spec.kind == "reward-model":
+        payload["reward_model"] = config.reward_model
+    if spec.kind == "arm":
         payload["rl"] = config.arm_config(spec)
-        payload["base"] = base_hash
+    if spec.kind != "base":
+        payload["bound"] = dict(bound or {})
     return config_hash(payload)
 
 
 @dataclass(frozen=True)
 class SFGMeta(Sidecar):
     """The sidecar of a checkpoint: name, config_hash, source, editor (the EditorConfig), spec, rl (the arm's
-    RLConfig), metrics, curves (pretraining loss; RL reward, KL, clip fraction, the probe), base (the base's
-    weights hash, arms only), weights_hash, version, torch, train_seconds, format."""
+    RLConfig), reward_model (SFReward-tiny's config), metrics, curves (pretraining loss; RL reward, KL, clip
+    fraction, the probe; the reward model's loss), base and reward (the weights hashes it was trained from),
+    weights_hash, version, torch, train_seconds, format."""
 
     REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
-    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("editor", "spec", "rl", "metrics", "curves")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("editor", "spec", "rl", "reward_model", "metrics", "curves")
 
     name: str
     config_hash: str
@@ -190,9 +229,11 @@ class SFGMeta(Sidecar):
     editor: dict[str, Any] = field(default_factory=dict)
     spec: dict[str, Any] = field(default_factory=dict)
     rl: dict[str, Any] = field(default_factory=dict)
+    reward_model: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
     curves: dict[str, list[float]] = field(default_factory=dict)
     base: str = ""
+    reward: str = ""
     weights_hash: str = ""
     version: str = ""
     torch: str = ""
@@ -204,20 +245,33 @@ def _adapter_keys(editor: Editor) -> list[str]:
     return [k for k in editor.state_dict() if "lora" in k]
 
 
-def build_model(name: str, scale: str, meta: SFGMeta, state: dict[str, Tensor]) -> Editor:
-    """The editor of ``meta`` (float32, eval mode): the base from its float16 state, or, for an arm, the
-    base of :func:`pretrained` with the arm's adapters (``StaleCheckpointError`` if bound to another base)."""
+def _check_bound(name: str, what: str, recorded: str, now: str) -> None:
+    if recorded != now:
+        raise StaleCheckpointError(f"{name}: trained from {what} {recorded}; the {what} now is {now}")
+
+
+def build_model(name: str, scale: str, meta: SFGMeta, state: dict[str, Tensor]) -> Editor | RegionRewardNet:
+    """The model of ``meta`` (float32, eval mode): the base editor or the reward net from their float16
+    states, or, for an arm, the base of :func:`pretrained` with the arm's adapters (``StaleCheckpointError``
+    when bound to another base or reward model)."""
     spec = arm_spec(name)
-    if spec.method is None:
+    if spec.kind == "base":
         editor = Editor(EditorConfig(**meta.editor))
         reference = editor.state_dict()
         check_layout(name, state, reference)
         editor.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
         return editor.eval()
     base, base_meta = pretrained(BASE, scale, verbose=False)
-    if meta.base != base_meta.weights_hash:
-        raise StaleCheckpointError(
-            f"{name}: trained from base {meta.base}; the base now is {base_meta.weights_hash}"
+    _check_bound(name, "base", meta.base, base_meta.weights_hash)
+    if spec.kind == "reward-model":
+        net = RegionRewardNet(RewardModelConfig(**meta.reward_model))
+        reference = net.state_dict()
+        check_layout(name, state, reference)
+        net.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+        return net.eval()
+    if spec.reward == REWARD_MODEL:
+        _check_bound(
+            name, "reward model", meta.reward, pretrained(REWARD_MODEL, scale, verbose=False)[1].weights_hash
         )
     editor = Editor(base.config)
     editor.load_state_dict(base.state_dict())
@@ -229,22 +283,40 @@ def build_model(name: str, scale: str, meta: SFGMeta, state: dict[str, Tensor]) 
 
 
 @torch.no_grad()
-def validation_metrics(name: str, editor: Editor, scale: str) -> dict[str, float]:
-    """Base: ``val_loss``, the flow-matching loss on 64 validation pairs at fixed noise and times; arms:
-    ``val_reward``, the mean equal-weight oracle reward of fixed-noise ODE edits of MultiEdit cases."""
-    if arm_spec(name).method is None:
+def validation_metrics(name: str, model: Editor | RegionRewardNet, scale: str) -> dict[str, float]:
+    """Base: ``val_loss``, the flow-matching loss on 64 validation pairs at fixed noise and times; reward
+    model: ``val_rho``, its Spearman ρ with the oracle on held-out base samples; arms: ``val_reward``, the
+    mean equal-weight oracle reward of fixed-noise ODE edits of MultiEdit cases."""
+    kind = arm_spec(name).kind
+    if kind == "base":
         batch = sample_cases(64, VALIDATION_SEED)
         generator = torch.Generator().manual_seed(VALIDATION_SEED)
         noise = torch.randn(batch.target.shape, generator=generator)
         t = torch.rand(64, generator=generator)
         loss = flow_matching_loss(
-            editor, to_flow(batch.source), to_flow(batch.target), batch.instruction, noise, t
+            model, to_flow(batch.source), to_flow(batch.target), batch.instruction, noise, t
         )
         return {"val_loss": float(loss)}
+    if kind == "reward-model":
+        return {"val_rho": agreement(model, reward_validation(scale))["rho"]}
     cases = make_suite("multiedit", VALIDATION_CASES, seed=VALIDATION_SEED)
     config = PrepareConfig.for_scale(scale).rl
-    images = edit(editor, cases, config.eval_steps, seed=VALIDATION_SEED)
+    images = edit(model, cases, config.eval_steps, seed=VALIDATION_SEED)
     return {"val_reward": float(R.scalar_reward(R.region_rewards(images, cases), cases).mean())}
+
+
+def reward_validation(scale: str) -> LabelledEdits:
+    """Held-out labelled base samples (:data:`REWARD_VALIDATION`) on which SFReward-tiny's ρ is measured."""
+    base, _ = pretrained(BASE, scale, verbose=False)
+    cases, samples = REWARD_VALIDATION if scale != "smoke" else (16, 1)
+    return collect_labelled(base, cases, VALIDATION_SEED, samples)
+
+
+def reward_fn(spec: ArmSpec, scale: str) -> RewardFn:
+    """The reward an arm trains on: the oracle, or SFReward-tiny from its checkpoint."""
+    if spec.reward == "oracle":
+        return R.region_rewards
+    return SFRewardTiny(pretrained(REWARD_MODEL, scale, verbose=False)[0])
 
 
 # --------------------------------------------------------------------------------------------
@@ -252,50 +324,71 @@ def validation_metrics(name: str, editor: Editor, scale: str) -> dict[str, float
 
 
 def train_model(name: str, scale: str, *, progress: bool = True) -> tuple[dict[str, Tensor], SFGMeta]:
-    """Train ``name`` at ``scale`` (an arm from the base of :func:`pretrained`); its float16 state (the
-    adapters only, for an arm) and sidecar (metrics measured on the float16 weights)."""
+    """Train ``name`` at ``scale`` (the reward model and the arms from the base of :func:`pretrained`); its
+    float16 state (the adapters only, for an arm) and sidecar (metrics measured on the float16 weights)."""
     spec = arm_spec(name)
     config = PrepareConfig.for_scale(scale)
     start = time.perf_counter()
-    base_hash, rl_dict = "", {}
-    if spec.method is None:
+    bound: dict[str, str] = {}
+    rl_dict: dict[str, Any] = {}
+    reward_dict: dict[str, Any] = {}
+    if spec.kind == "base":
         editor, losses = pretrain(config.pretraining, progress=progress)
         curves = {"loss": losses}
         state = half_state(editor)
+        editor_dict = asdict(editor.config)
     else:
         base, base_meta = pretrained(BASE, scale, verbose=progress)
-        base_hash = base_meta.weights_hash
-        rl = config.arm_config(spec)
-        rl_dict = asdict(rl)
-        run = run_rl(base, rl, progress=progress)
-        h = run.history
-        curves = {
-            "reward": h.reward,
-            "kl": h.kl,
-            "approx_kl": h.approx_kl,
-            "clip_fraction": h.clip_fraction,
-            "probe_iteration": [float(i) for i, _ in h.probe],
-            "probe_success": [s for _, s in h.probe],
-            **{f"region_reward_{k}": [r[k] for r in h.region_reward] for k in range(4)},
-        }
-        full = half_state(run.editor)
-        state = {k: full[k] for k in _adapter_keys(run.editor)}
-        editor = run.editor
+        bound["base"] = base_meta.weights_hash
+        editor_dict = asdict(base.config)
+        if spec.kind == "reward-model":
+            reward, _, losses = fit_sfreward(base, config.reward_model)
+            curves = {"loss": losses}
+            state = half_state(reward.net)
+            reward_dict = asdict(config.reward_model)
+        else:
+            if spec.reward == REWARD_MODEL:
+                bound["reward_model"] = pretrained(REWARD_MODEL, scale, verbose=progress)[1].weights_hash
+            rl = config.arm_config(spec)
+            rl_dict = asdict(rl)
+            run = run_rl(base, rl, reward_fn=reward_fn(spec, scale), progress=progress)
+            h = run.history
+            curves = {
+                "reward": h.reward,
+                "kl": h.kl,
+                "approx_kl": h.approx_kl,
+                "clip_fraction": h.clip_fraction,
+                "probe_iteration": [float(i) for i, _ in h.probe],
+                "probe_success": [s for _, s in h.probe],
+                **{f"region_reward_{k}": [r[k] for r in h.region_reward] for k in range(4)},
+            }
+            full = half_state(run.editor)
+            state = {k: full[k] for k in _adapter_keys(run.editor)}
     seconds = time.perf_counter() - start
-    editor_dict = asdict(editor.config)
-    stub = SFGMeta(name=name, config_hash="", source="", editor=editor_dict, rl=rl_dict, base=base_hash)
+    stub = SFGMeta(
+        name=name,
+        config_hash="",
+        source="",
+        editor=editor_dict,
+        rl=rl_dict,
+        reward_model=reward_dict,
+        base=bound.get("base", ""),
+        reward=bound.get("reward_model", ""),
+    )
     metrics = validation_metrics(name, build_model(name, scale, stub, state), scale)
     every = {k: max(1, len(v) // 300) for k, v in curves.items()}
     meta = SFGMeta(
         name=name,
-        config_hash=expected_hash(name, scale, base_hash),
+        config_hash=expected_hash(name, scale, bound),
         source=source_fingerprint(SOURCE_FILES),
         editor=editor_dict,
         spec={**asdict(spec), "parameters": sum(v.numel() for v in state.values())},
         rl=rl_dict,
+        reward_model=reward_dict,
         metrics=metrics,
         curves={k: [float(x) for x in v[:: every[k]]] for k, v in curves.items()},
-        base=base_hash,
+        base=bound.get("base", ""),
+        reward=bound.get("reward_model", ""),
         weights_hash=weights_hash(state),
         version=neurips26.__version__,
         torch=torch.__version__,
@@ -304,14 +397,19 @@ def train_model(name: str, scale: str, *, progress: bool = True) -> tuple[dict[s
     return state, meta
 
 
-def _base_hash(scale: str) -> str:
-    return pretrained(BASE, scale, verbose=False)[1].weights_hash
+def _bound(name: str, scale: str) -> dict[str, str]:
+    """The weights hashes ``name`` is trained from, as they are now."""
+    spec = arm_spec(name)
+    if spec.kind == "base":
+        return {}
+    bound = {"base": pretrained(BASE, scale, verbose=False)[1].weights_hash}
+    if spec.reward == REWARD_MODEL:
+        bound["reward_model"] = pretrained(REWARD_MODEL, scale, verbose=False)[1].weights_hash
+    return bound
 
 
 def _expected(name: str, scale: str) -> str:
-    if arm_spec(name).method is None:
-        return expected_hash(name, scale)
-    return expected_hash(name, scale, _base_hash(scale))
+    return expected_hash(name, scale, _bound(name, scale))
 
 
 def _trained(name: str, scale: str, verbose: bool) -> tuple[dict[str, Tensor], SFGMeta]:
