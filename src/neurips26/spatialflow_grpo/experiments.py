@@ -75,7 +75,7 @@ class EvalConfig:
 
     @classmethod
     def for_scale(cls, scale: str) -> EvalConfig:
-        return pick(scale, smoke=cls(cases=32), default=cls())
+        return pick(scale, smoke=cls(cases=16, eval_steps=4), default=cls())
 
 
 @dataclass(frozen=True)

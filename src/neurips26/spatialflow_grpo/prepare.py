@@ -175,7 +175,7 @@ class PrepareConfig:
     def for_scale(cls, scale: str) -> PrepareConfig:
         smoke = cls(
             pretraining=PretrainConfig(steps=40, warmup=5),
-            rl=RLConfig(group_size=4, conditions=2, iterations=5, probe_size=16),
+            rl=RLConfig(group_size=4, conditions=2, iterations=5, probe_size=8, eval_steps=4),
             reward_model=RewardModelConfig(steps=20, n_cases=16, samples_per_case=2),
         )
         return pick(scale, smoke=smoke, default=cls())
