@@ -176,6 +176,7 @@ class Codebook:
     key_to_family: dict[bytes, int] = field(repr=False)
     representatives: np.ndarray
     tau_j: float
+    _unseen: dict[bytes, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def match(self, masks: object) -> np.ndarray:
         """Family of each mask (``-1`` when no representative reaches ``tau_j``); see the module docstring."""
@@ -197,7 +198,7 @@ class Codebook:
     def _nearest(self, key: bytes, mask: np.ndarray) -> int:
         """The family of an unseen mask: the best representative at Jaccard ``≥ tau_j``, else ``-1``
         (memoised per key: a rollout meets the same unseen masks step after step)."""
-        memo = self.__dict__.setdefault("_unseen", {})
+        memo = self._unseen
         if key not in memo:
             family = -1
             if self.representatives.shape[0]:

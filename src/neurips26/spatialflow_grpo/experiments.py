@@ -168,27 +168,29 @@ def suites(scale: str = "default") -> dict[str, EditBatch]:
     return {name: make_suite(name, config.cases) for name in SUITES}
 
 
-def _evaluate(scale: str, config: EvalConfig) -> EvaluationTable:
+def _evaluate(
+    scale: str, config: EvalConfig, editors: dict[str, Editor], weights: dict[str, str]
+) -> EvaluationTable:
     batches = suites(scale)
-    arms = {}
-    for name in EDITORS:
-        editor, _ = load_arm(name, scale)
-        arms[name] = ArmScores({s: score(editor, b, config) for s, b in batches.items()})
-    return EvaluationTable(arms, config)
+    arms = {
+        name: ArmScores({s: score(e, b, config) for s, b in batches.items()}) for name, e in editors.items()
+    }
+    return EvaluationTable(arms, config, weights)
 
 
 def evaluation_table(scale: str = "default", *, verbose: bool = True) -> EvaluationTable:
     """Every arm on every suite at ``scale`` (cached; keyed by the checkpoints' weights hashes)."""
     config = EvalConfig.for_scale(check_scale(scale))
-    weights = {name: load_arm(name, scale)[1].weights_hash for name in EDITORS}
-    table = cached(
+    loaded = {name: load_arm(name, scale) for name in EDITORS}  # each checked fresh once
+    weights = {name: meta.weights_hash for name, (_, meta) in loaded.items()}
+    editors = {name: editor for name, (editor, _) in loaded.items()}
+    return cached(
         f"spatialflow_grpo-evaluation-{scale}",
         {"weights": weights, "config": config, "k_max": K_MAX},
-        lambda: _evaluate(scale, config),
+        lambda: _evaluate(scale, config, editors, weights),
         package="neurips26.spatialflow_grpo",
         verbose=verbose,
     )
-    return EvaluationTable(table.arms, table.config, weights)
 
 
 def curves(name: str, scale: str = "default") -> dict[str, np.ndarray]:

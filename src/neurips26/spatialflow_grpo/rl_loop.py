@@ -218,16 +218,21 @@ def advantages(config: RLConfig, rollouts: Rollouts, iteration: int) -> tuple[Te
     return adv, weights
 
 
-def _step_loss(
-    editor: Editor,
-    config: RLConfig,
-    rollouts: Rollouts,
-    rows: Tensor,
-    n: int,
-    adv: Tensor,
-    weights: Tensor | None,
-) -> PolicyLoss:
-    """The loss of denoising step ``n`` on the rollouts ``rows`` (current policy vs old, KL vs reference)."""
+@dataclass(frozen=True)
+class StepTerms:
+    """What the loss of one denoising step needs from the current policy: the per-token log-probabilities
+    ``(B, 64)`` of the recorded transitions (with gradient) and the KL to the reference ``(B,)`` (None when
+    not asked for)."""
+
+    token_log_prob: Tensor
+    kl: Tensor | None
+
+
+def step_terms(
+    editor: Editor, config: RLConfig, rollouts: Rollouts, rows: Tensor, n: int, *, kl: bool = True
+) -> StepTerms:
+    """Denoising step ``n`` of the rollouts ``rows`` under ``editor``: log π_θ of the recorded samples per
+    token and (``kl``) the KL to the same editor with its adapters off (the reference policy)."""
     grid = config.grid
     t, t_next = grid[n], grid[n + 1]
     batch = rollouts.batch
@@ -236,20 +241,37 @@ def _step_loss(
     times = torch.full((x.shape[0],), t, dtype=x.dtype, device=x.device)
     v = editor(x, times, source, instruction)
     _, token_lp = step_log_prob(x, v, x_next, t, t_next, a=config.a)
+    if not kl:
+        return StepTerms(token_lp, None)
     mean, std, sigma = step_mean(x, v, t, t_next, config.a)
     with torch.no_grad(), adapters_off(editor):
         mean_ref, _, _ = step_mean(x, editor(x, times, source, instruction), t, t_next, config.a)
-    kl = step_kl(mean, mean_ref, std, sigma, config.kl_convention)
+    return StepTerms(token_lp, step_kl(mean, mean_ref, std, sigma, config.kl_convention))
+
+
+def step_loss(
+    config: RLConfig,
+    rollouts: Rollouts,
+    rows: Tensor,
+    n: int,
+    adv: Tensor,
+    weights: Tensor | None,
+    terms: StepTerms,
+) -> PolicyLoss:
+    """The method's loss of step ``n`` on the rollouts ``rows`` (current policy's ``terms`` vs the old
+    log-probabilities recorded at sampling)."""
     old = rollouts.token_log_probs[n][rows]
     if config.method == "flow-grpo":
-        return flow_grpo_loss(token_lp, old, adv[rows], kl, eps=config.eps, beta=config.beta)
+        return flow_grpo_loss(
+            terms.token_log_prob, old, adv[rows], terms.kl, eps=config.eps, beta=config.beta
+        )
     return spatial_loss(
-        token_lp,
+        terms.token_log_prob,
         old,
         adv[rows],
         weights[rows],
-        batch.region_valid[rows],
-        kl,
+        rollouts.batch.region_valid[rows],
+        terms.kl,
         eps=config.eps,
         beta=config.beta,
         reading=config.reading,
@@ -275,7 +297,8 @@ def update(
         optimizer.zero_grad(set_to_none=True)
         trained = range(*config.sde_window)
         for n in trained:
-            part = _step_loss(editor, config, rollouts, rows, n, adv, weights)
+            terms = step_terms(editor, config, rollouts, rows, n)
+            part = step_loss(config, rollouts, rows, n, adv, weights, terms)
             (part.loss / len(trained)).backward()
             parts.append(part)
         torch.nn.utils.clip_grad_norm_(params, 1.0)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from neurips26.flow.path import check_same_shape, check_sample
 from neurips26.flow.schedule import check_grid
 from neurips26.validation import check_choice, check_float
 
@@ -55,18 +56,9 @@ VelocityFn = Callable[[Tensor, Tensor], Tensor]
 
 
 def _check_image(name: str, x: object) -> Tensor:
-    if not isinstance(x, Tensor) or not x.is_floating_point():
-        what = f"dtype {x.dtype}" if isinstance(x, Tensor) else type(x).__name__
-        raise TypeError(f"{name} must be a floating torch.Tensor; got {what}")
+    x = check_sample(name, x)
     if x.ndim != 4:
         raise ValueError(f"{name} must have shape (B, C, H, W); got {tuple(x.shape)}")
-    return x
-
-
-def _check_like(name: str, x: object, like: Tensor) -> Tensor:
-    x = _check_image(name, x)
-    if x.shape != like.shape:
-        raise ValueError(f"{name} must have shape {tuple(like.shape)}; got {tuple(x.shape)}")
     return x
 
 
@@ -112,7 +104,7 @@ def step_mean(
 ) -> tuple[Tensor, float, float]:
     """``(μ_θ, s_t, σ_t)`` of the step from ``t`` to ``t_next`` (module docstring); ``a = 0`` gives Euler."""
     x = _check_image("x", x)
-    v = _check_like("v", v, x)
+    v = check_same_shape("v", v, x)
     sigma = noise_std(t, t_next, a)
     dt = t_next - t
     mean = x * (1.0 + sigma**2 / (2.0 * t) * dt) + v * (1.0 + sigma**2 * (1.0 - t) / (2.0 * t)) * dt
@@ -132,7 +124,7 @@ def step_log_prob(
     if check_float("a", a, minimum=0.0) == 0.0:
         raise ValueError("a must be > 0 for a log-probability (the ODE step is deterministic)")
     mean, std, _ = step_mean(x, v, t, t_next, a)
-    x_next = _check_like("x_next", x_next, x)
+    x_next = check_same_shape("x_next", x_next, x)
     terms = _log_prob_terms(x_next, mean, std)
     return terms.mean(dim=(1, 2, 3)), token_means(terms, patch)
 
@@ -155,7 +147,7 @@ def sde_step(
         return Step(mean.detach(), mean, std, sigma, zeros, token_means(torch.zeros_like(x), patch))
     if noise is None:
         noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device="cpu").to(x.device)
-    noise = _check_like("noise", noise, x)
+    noise = check_same_shape("noise", noise, x)
     sample = (mean + std * noise).detach()
     terms = _log_prob_terms(sample, mean, std)
     return Step(sample, mean, std, sigma, terms.mean(dim=(1, 2, 3)), token_means(terms, patch))
@@ -165,7 +157,7 @@ def step_kl(mean: Tensor, mean_ref: Tensor, std: float, sigma: float, convention
     """KL(π_θ ‖ π_ref) of one step per sample ``(B,)``, averaged over dimensions: ``mean (μ − μ_ref)² /
     (2 s_t²)`` (``"exact"``) or ``/ (2 σ_t²)`` (``"code"``, Flow-GRPO's loss: the exact value × |Δt|)."""
     mean = _check_image("mean", mean)
-    mean_ref = _check_like("mean_ref", mean_ref, mean)
+    mean_ref = check_same_shape("mean_ref", mean_ref, mean)
     check_choice("convention", convention, KL_CONVENTIONS)
     scale = std if convention == "exact" else sigma
     check_float("std" if convention == "exact" else "sigma", scale, minimum=0.0, strict_min=True)
