@@ -1,0 +1,242 @@
+"""The chapter's trained models: one table, float16 checkpoints, one load-or-train rule (chapter 09).
+
+``python -m neurips26.sdm.prepare --scale default`` trains every row of :data:`MODELS` with the recipe of
+:mod:`~neurips26.sdm.training` and writes float16 checkpoints into ``src/neurips26/sdm/checkpoints/``
+(package data); ``--scale smoke`` writes tiny versions (10 updates, ``N = 64``) into the user cache;
+``--only NAME`` restricts the run. Notebooks get a model through :func:`pretrained`.
+
+A checkpoint is fresh when its configuration hashes as recorded, its state dict fits and it reproduces its
+recorded validation loss and accuracies (64 sequences per ``P``) within ``1e-3`` relative plus ``0.01``
+absolute: one arg-max flip moves an accuracy by 1/1792, another CPU's kernels flip a few at most.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from torch import Tensor
+
+import neurips26
+from neurips26.cache import cache_key, cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    Registry,
+    Sidecar,
+    check_layout,
+    config_hash,
+    half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.sdm.models import MixerSpec, RecallModel, matched_mlp_width
+from neurips26.sdm.training import TrainSpec, eval_pairs, evaluate, mean_over, train_model
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+SOURCE_FILES: tuple[tuple[str, str], ...] = tuple(
+    ("neurips26.sdm", f)
+    for f in (
+        "product_keys.py",
+        "gates.py",
+        "gdn.py",
+        "sdm.py",
+        "mamba2.py",
+        "models.py",
+        "data.py",
+        "training.py",
+    )
+)
+VALIDATION_SEED = 4242
+VALIDATION_SIZE = 64
+METRIC_ATOL = 0.01
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """A row of the table: checkpoint ``name``, its ``role``, the global mixer ``spec``, the ``seed`` and
+    ``longer``, the factor on the recipe's number of updates (1 for every row but one)."""
+
+    name: str
+    role: str
+    spec: MixerSpec
+    seed: int = 0
+    longer: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.name}  ({self.role})"
+
+
+MODELS: tuple[ModelRow, ...] = (
+    *(
+        ModelRow(f"gdn-s{s}", f"Gated DeltaNet, H=2, d_k=8, d_v=32, seed {s}", MixerSpec("gdn"), s)
+        for s in range(3)
+    ),
+    *(
+        ModelRow(f"sdm-s{s}", f"SDM, H=2, N=256, W=R=8, learned M0, seed {s}", MixerSpec("sdm"), s)
+        for s in range(3)
+    ),
+    ModelRow("mamba2", "Mamba-2, H=2, d_state=8", MixerSpec("mamba2")),
+    ModelRow(
+        "attention", "causal softmax attention with RoPE, 4 heads (ceiling)", MixerSpec("attention", heads=4)
+    ),
+    ModelRow("gdn-learned-s0", "GDN with a learned initial state S0", MixerSpec("gdn", learned_state=True)),
+    ModelRow("sdm-zero-m0", "SDM with a zero initial table", MixerSpec("sdm", memory="zero")),
+    ModelRow("sdm-n64", "SDM with N=64 slots", MixerSpec("sdm", slots=64)),
+    ModelRow("sdm-n1024", "SDM with N=1024 slots", MixerSpec("sdm", slots=1024)),
+    ModelRow("sdm-no-bn", "SDM without BatchNorm of the scores", MixerSpec("sdm", batchnorm=False)),
+    ModelRow("gdn-dk32", "GDN with d_k=32 (key width of Eq. 6)", MixerSpec("gdn", key_dim=32)),
+    ModelRow("gdn-long", "GDN trained four times longer (seed 0)", MixerSpec("gdn"), longer=4),
+)
+NAMES: tuple[str, ...] = tuple(m.name for m in MODELS)
+
+
+def model_row(name: str) -> ModelRow:
+    """The row ``name`` of :data:`MODELS` (``ValueError`` naming ``name`` otherwise)."""
+    if name not in NAMES:
+        raise ValueError(f"name must be one of {', '.join(NAMES)}; got {name!r}")
+    return MODELS[NAMES.index(name)]
+
+
+def spec_at(name: str, scale: str) -> MixerSpec:
+    """The mixer of ``name`` at ``scale``: smoke shrinks every SDM table to ``N = 64``."""
+    spec = model_row(name).spec
+    if scale == "smoke" and spec.kind == "sdm":
+        return replace(spec, slots=64)
+    return spec
+
+
+def train_at(name: str, scale: str) -> TrainSpec:
+    """The training recipe of ``name`` at ``scale`` (the scale's, with the row's factor on the updates)."""
+    train = TrainSpec.for_scale(scale)
+    longer = model_row(name).longer
+    return train if longer == 1 else replace(train, steps=train.steps * longer)
+
+
+def expected_hash(name: str, scale: str) -> str:
+    """The configuration hash of ``name`` at ``scale``: its mixer, seed, training and the MLP width."""
+    spec = spec_at(name, scale)
+    payload = {
+        "spec": spec,
+        "seed": model_row(name).seed,
+        "train": train_at(name, scale),
+        "mlp_width": matched_mlp_width(spec),
+        "format": FORMAT,
+    }
+    return config_hash(payload)
+
+
+@dataclass(frozen=True)
+class SDMMeta(Sidecar):
+    """The sidecar: name, config_hash, source, spec, train, mlp_width, seed, metrics, curves, weights_hash,
+    version, torch, train_seconds, format."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("spec", "train", "metrics", "curves")
+
+    name: str
+    config_hash: str
+    source: str
+    spec: dict[str, Any] = field(default_factory=dict)
+    train: dict[str, Any] = field(default_factory=dict)
+    mlp_width: int = 0
+    seed: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
+    curves: dict[str, list[float]] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+def build_model(name: str, scale: str, meta: SDMMeta, state: dict[str, Tensor]) -> RecallModel:
+    """The model of ``meta`` (float32, eval mode) from its float16 state."""
+    model = RecallModel(spec_at(name, scale), mlp_width=meta.mlp_width, seed=model_row(name).seed)
+    reference = model.state_dict()
+    check_layout(name, state, reference)
+    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    return model.eval()
+
+
+def validation_metrics(name: str, scale: str, model: RecallModel) -> dict[str, float]:
+    """``val_loss``, ``val_context`` and ``val_facts`` on :data:`VALIDATION_SIZE` sequences per ``P``."""
+    results = evaluate(model, eval_pairs(scale), size=VALIDATION_SIZE, seed=VALIDATION_SEED)
+    return {
+        "val_loss": mean_over(results, "loss"),
+        "val_context": mean_over(results, "context"),
+        "val_facts": mean_over(results, "facts"),
+    }
+
+
+def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, Tensor], SDMMeta]:
+    """Train ``name`` at ``scale`` (through the results cache) and return its float16 state and sidecar."""
+    spec, row, train = spec_at(name, scale), model_row(name), train_at(name, scale)
+
+    def compute() -> tuple[dict[str, Tensor], SDMMeta]:
+        model, curves, seconds = train_model(spec, train, seed=row.seed, progress=verbose, desc=name)
+        state = half_state(model)
+        meta = SDMMeta(
+            name=name,
+            config_hash=expected_hash(name, scale),
+            source=source_fingerprint(SOURCE_FILES),
+            spec=asdict(spec),
+            train=asdict(train),
+            mlp_width=model.global_block.mlp.fc.out_features,
+            seed=row.seed,
+            curves=curves,
+            weights_hash=weights_hash(state),
+            version=neurips26.__version__,
+            torch=torch.__version__,
+            train_seconds=round(seconds, 1),
+        )
+        metrics = validation_metrics(name, scale, build_model(name, scale, meta, state))
+        return state, replace(meta, metrics=metrics)
+
+    key = cache_key("sdm-model", {"name": name, "hash": expected_hash(name, scale)}, "neurips26.sdm")
+    return cached(f"sdm-model-{key[:12]}", {"name": name, "scale": scale}, compute, verbose=verbose)
+
+
+REGISTRY = Registry(
+    chapter="sdm",
+    package_dir=PACKAGE_DIR,
+    names=NAMES,
+    meta_class=SDMMeta,
+    expected_hash=expected_hash,
+    build=build_model,
+    measure=validation_metrics,
+    train=_train,
+    source_files=lambda name: SOURCE_FILES,
+    atol=METRIC_ATOL,
+)
+
+
+def pretrained(name: str, scale: str = "default", *, verbose: bool = True) -> tuple[RecallModel, SDMMeta]:
+    """Model ``name`` at ``scale``: the fresh checkpoint, else trained exactly as ``prepare`` would."""
+    return REGISTRY.pretrained(name, scale, verbose=verbose)
+
+
+def prepare(
+    scale: str = "default", *, only: list[str] | None = None, out: str | None = None
+) -> list[SDMMeta]:
+    """Train and write the checkpoints of ``only`` (default: all) at ``scale`` into ``out``."""
+    names = REGISTRY.chosen(only)
+    folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
+    return REGISTRY.write(names, scale, folder, lambda n: _train(n, scale))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.sdm.prepare",
+        description="Train the chapter 09 models and write their float16 checkpoints.",
+        models=MODELS,
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
