@@ -12,11 +12,11 @@ import torch
 from torch import nn
 
 from neurips26.cache import cached
-from neurips26.sdm.data import recall_batch
+from neurips26.sdm.data import RecallBatch, recall_batch
 from neurips26.sdm.gdn import GatedDeltaNet
 from neurips26.sdm.models import WIDTH, _linear_macs
 from neurips26.sdm.prepare import NAMES, pretrained
-from neurips26.sdm.sdm import SparseDeltaMemory, sdm_step_
+from neurips26.sdm.sdm import SparseDeltaMemory, sdm_parallel, sdm_step_
 from neurips26.sdm.training import EVAL_SEED, eval_pairs, eval_size, evaluate
 from neurips26.seeding import sub_seed
 from neurips26.timing import Timing, time_interleaved
@@ -152,6 +152,57 @@ def gdn_decode_timing(
 # ------------------------------------------------------------------------------ slot usage
 
 
+def _sdm_mixer(model: nn.Module) -> SparseDeltaMemory:
+    mixer = getattr(getattr(model, "global_block", None), "mixer", None)
+    if not isinstance(mixer, SparseDeltaMemory):
+        raise TypeError("model must have an SDM global mixer")
+    return mixer
+
+
+@torch.no_grad()
+def mixer_input(model: nn.Module, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """What the global mixer of ``model`` receives on ``tokens`` ``(B, T)``, caught with a forward
+    pre-hook: its input ``(B, T, D)``, and the model's logits. ``mixer.features``/``addresses`` of that
+    input are the addresses, values and gates the model used."""
+    mixer, caught = model.global_block.mixer, {}
+    hook = mixer.register_forward_pre_hook(lambda module, args: caught.setdefault("x", args[0]))
+    try:
+        logits = model(tokens)
+    finally:
+        hook.remove()
+    return caught["x"], logits
+
+
+@torch.no_grad()
+def reads_by_query(model: nn.Module, batch: RecallBatch) -> dict[str, np.ndarray | float]:
+    """Where an SDM reads for fact queries and for in-context queries of ``batch``.
+
+    ``facts``, ``context``: read mass per slot ``(H, N)`` (the ρ of those query positions, normalised per
+    head); ``share-facts``, ``share-context``: the mean share of a reading that comes from ``M₀``, i.e.
+    ``‖o − o₀‖ / (‖o − o₀‖ + ‖o₀‖)`` with ``o₀`` the reading of the same sequence from a zero table (the
+    recurrence is linear in ``M₀``, so ``o − o₀`` is exactly ``M₀``'s part).
+    """
+    mixer = _sdm_mixer(model)
+    f = mixer.features(mixer_input(model, batch.inputs)[0])
+    args = [f[k] for k in ("v", "write_idx", "kappa", "read_idx", "rho", "g", "beta")]
+    full, _ = sdm_parallel(*args, mixer.initial_table(batch.inputs.shape[0]), slots=mixer.slots)
+    alone, _ = sdm_parallel(*args, None, slots=mixer.slots)
+    from_table = (full - alone).norm(dim=-1)  # (B, H, T)
+    share = from_table / (from_table + alone.norm(dim=-1))
+    out: dict[str, np.ndarray | float] = {}
+    for kind, mask in (("facts", batch.fact_mask), ("context", batch.context_mask)):
+        rho = f["rho"] * mask[:, None, :, None]  # only these queries
+        mass = torch.zeros(mixer.heads, mixer.slots, dtype=torch.float64)
+        mass.scatter_add_(
+            1,
+            f["read_idx"].transpose(0, 1).reshape(mixer.heads, -1),
+            rho.transpose(0, 1).reshape(mixer.heads, -1).double(),
+        )
+        out[kind] = (mass / mass.sum(1, keepdim=True)).numpy()
+        out[f"share-{kind}"] = float(share.transpose(0, 1)[:, mask].mean())
+    return out
+
+
 @torch.no_grad()
 def slot_usage(
     model: nn.Module, *, n_pairs: int = 16, size: int = 256, seed: int = EVAL_SEED
@@ -159,18 +210,10 @@ def slot_usage(
     """How an SDM model spreads its writes: ``counts`` ``(H, N)`` written per slot (summed κ) over ``size``
     evaluation sequences, the fraction of slots ever ``used`` and the ``perplexity`` of the write
     distribution over ``N`` (``exp`` of its entropy; ``N`` when uniform, small under collapse)."""
-    mixer = model.global_block.mixer
-    if not isinstance(mixer, SparseDeltaMemory):
-        raise TypeError("model must have an SDM global mixer")
+    mixer = _sdm_mixer(model)
     size = check_int("size", size, minimum=1)
     batch = recall_batch(size, n_pairs, sub_seed(seed, n_pairs))
-    captured = {}
-    hook = mixer.register_forward_pre_hook(lambda module, args: captured.__setitem__("x", args[0]))
-    try:
-        model(batch.inputs)
-    finally:
-        hook.remove()
-    address = mixer.addresses(captured["x"])
+    address = mixer.addresses(mixer_input(model, batch.inputs)[0])
     H, N = mixer.heads, mixer.slots
     counts = torch.zeros(H, N, dtype=torch.float64)
     idx = address["write_idx"].transpose(0, 1).reshape(H, -1)

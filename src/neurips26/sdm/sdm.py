@@ -34,6 +34,7 @@ the readings and a sigmoid output gate.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
@@ -97,18 +98,28 @@ def _flat(x: Tensor, keep: int) -> Tensor:
     return x.reshape(-1, *x.shape[x.ndim - keep :])
 
 
+def _written_rows(
+    M: Tensor, v: Tensor, wi: Tensor, kappa: Tensor, g: Tensor, beta: Tensor
+) -> tuple[Tensor, Tensor]:
+    """The gather index of the written slots and their new rows ``M̃_i + κ_ti δ_t`` (one token)."""
+    wix = wi.unsqueeze(-1).expand(-1, -1, M.shape[-1])
+    decayed = g.exp()[:, None, None] * M.gather(1, wix)  # M̃ on I_t
+    delta = beta[:, None] * (v - (kappa.unsqueeze(-1) * decayed).sum(1))
+    return wix, decayed + kappa.unsqueeze(-1) * delta.unsqueeze(1)
+
+
+def _read(M: Tensor, ri: Tensor, rho: Tensor) -> Tensor:
+    return (rho.unsqueeze(-1) * M.gather(1, ri.unsqueeze(-1).expand(-1, -1, M.shape[-1]))).sum(1)
+
+
 def sdm_step(
     M: Tensor, v: Tensor, wi: Tensor, kappa: Tensor, ri: Tensor, rho: Tensor, g: Tensor, beta: Tensor
 ) -> tuple[Tensor, Tensor]:
     """One token, out of place: table ``M (S, N, d)``, value ``v (S, d)``, write slots/weights ``(S, W)``,
     read slots/weights ``(S, R)``, log decay and step ``(S,)``; returns ``(M_t, o_t)``."""
-    d = M.shape[-1]
-    wix = wi.unsqueeze(-1).expand(-1, -1, d)
-    decayed = g.exp()[:, None, None] * M.gather(1, wix)  # M̃ on I_t
-    delta = beta[:, None] * (v - (kappa.unsqueeze(-1) * decayed).sum(1))
-    M = M.scatter(1, wix, decayed + kappa.unsqueeze(-1) * delta.unsqueeze(1))
-    o = (rho.unsqueeze(-1) * M.gather(1, ri.unsqueeze(-1).expand(-1, -1, d))).sum(1)
-    return M, o
+    wix, rows = _written_rows(M, v, wi, kappa, g, beta)
+    M = M.scatter(1, wix, rows)
+    return M, _read(M, ri, rho)
 
 
 @torch.no_grad()
@@ -116,12 +127,55 @@ def sdm_step_(
     M: Tensor, v: Tensor, wi: Tensor, kappa: Tensor, ri: Tensor, rho: Tensor, g: Tensor, beta: Tensor
 ) -> Tensor:
     """:func:`sdm_step` in place on ``M`` (decoding: only ``W + R`` rows of the table are touched)."""
-    d = M.shape[-1]
-    wix = wi.unsqueeze(-1).expand(-1, -1, d)
-    decayed = g.exp()[:, None, None] * M.gather(1, wix)
-    delta = beta[:, None] * (v - (kappa.unsqueeze(-1) * decayed).sum(1))
-    M.scatter_(1, wix, decayed + kappa.unsqueeze(-1) * delta.unsqueeze(1))
-    return (rho.unsqueeze(-1) * M.gather(1, ri.unsqueeze(-1).expand(-1, -1, d))).sum(1)
+    wix, rows = _written_rows(M, v, wi, kappa, g, beta)
+    M.scatter_(1, wix, rows)
+    return _read(M, ri, rho)
+
+
+class _Streams(NamedTuple):
+    """The recurrence's inputs checked and flattened to one stream axis ``S``: ``v (S, T, d)``, ``wi, ka
+    (S, T, W)``, ``ri, rh (S, T, R)``, ``g, beta (S, T)``, ``M0 (S, N, d)`` or None; ``N``, ``lead``."""
+
+    v: Tensor
+    wi: Tensor
+    ka: Tensor
+    ri: Tensor
+    rh: Tensor
+    g: Tensor
+    beta: Tensor
+    M0: Tensor | None
+    N: int
+    lead: tuple[int, ...]
+
+    def unflat(self, out: Tensor, table: Tensor) -> tuple[Tensor, Tensor]:
+        """Readings ``(S, T, d)`` and table ``(S, N, d)`` back to the caller's leading dimensions."""
+        return out.reshape(*self.lead, *out.shape[1:]), table.reshape(*self.lead, *table.shape[1:])
+
+
+def _streams(
+    v: Tensor,
+    write_idx: Tensor,
+    kappa: Tensor,
+    read_idx: Tensor,
+    rho: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    M0: Tensor | None,
+    slots: int | None,
+) -> _Streams:
+    N = _check(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
+    return _Streams(
+        _flat(v, 2),
+        _flat(write_idx, 2),
+        _flat(kappa, 2),
+        _flat(read_idx, 2),
+        _flat(rho, 2),
+        _flat(g, 1),
+        _flat(beta, 1),
+        None if M0 is None else _flat(M0, 2),
+        N,
+        tuple(v.shape[:-2]),
+    )
 
 
 def sdm_reference(
@@ -143,25 +197,22 @@ def sdm_reference(
     ``(..., T, d)`` and the final table ``(..., N, d)``. Out of place while gradients are recorded, in place
     otherwise.
     """
-    N = _check(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
-    lead, T, d = v.shape[:-2], v.shape[-2], v.shape[-1]
-    vs, wi, ka, ri, rh = _flat(v, 2), _flat(write_idx, 2), _flat(kappa, 2), _flat(read_idx, 2), _flat(rho, 2)
-    gs, bs = _flat(g, 1), _flat(beta, 1)
-    M = _flat(M0, 2) if M0 is not None else vs.new_zeros(vs.shape[0], N, d)
+    x = _streams(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
+    M = x.M0 if x.M0 is not None else x.v.new_zeros(x.v.shape[0], x.N, x.v.shape[-1])
     tracked = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (v, kappa, rho, g, beta, M0)
     )
     if not tracked:
         M = M.clone()
     outs = []
-    for t in range(T):
-        args = (vs[:, t], wi[:, t], ka[:, t], ri[:, t], rh[:, t], gs[:, t], bs[:, t])
+    for t in range(x.v.shape[1]):
+        args = (x.v[:, t], x.wi[:, t], x.ka[:, t], x.ri[:, t], x.rh[:, t], x.g[:, t], x.beta[:, t])
         if tracked:
             M, o = sdm_step(M, *args)
         else:
             o = sdm_step_(M, *args)
         outs.append(o)
-    return torch.stack(outs, 1).reshape(*lead, T, d), M.reshape(*lead, N, d)
+    return x.unflat(torch.stack(outs, 1), M)
 
 
 def _dense(idx: Tensor, weights: Tensor, slots: int) -> Tensor:
@@ -183,21 +234,22 @@ def sdm_dense(
 ) -> tuple[Tensor, Tensor]:
     """The matrix form ``S_t = S_{t-1} D_t (I - β_t k_t k_tᵀ) + β_t v_t k_tᵀ``, ``o_t = S_t q_t`` with the
     whole table (arguments and results as :func:`sdm_reference`)."""
-    N = _check(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
-    lead, T, d = v.shape[:-2], v.shape[-2], v.shape[-1]
-    vs, gs, bs = _flat(v, 2), _flat(g, 1), _flat(beta, 1)
-    K = _dense(_flat(write_idx, 2), _flat(kappa, 2), N)  # (S, T, N)
-    Q = _dense(_flat(read_idx, 2), _flat(rho, 2), N)
-    touched = _dense(_flat(write_idx, 2), torch.ones_like(_flat(kappa, 2)), N)
-    S = _flat(M0, 2).transpose(1, 2) if M0 is not None else vs.new_zeros(vs.shape[0], d, N)
+    x = _streams(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
+    K = _dense(x.wi, x.ka, x.N)  # (S, T, N)
+    Q = _dense(x.ri, x.rh, x.N)
+    touched = _dense(x.wi, torch.ones_like(x.ka), x.N)
+    S = x.M0.transpose(1, 2) if x.M0 is not None else x.v.new_zeros(x.v.shape[0], x.v.shape[-1], x.N)
     outs = []
-    for t in range(T):
-        decay = 1 + touched[:, t] * (gs[:, t, None].exp() - 1)  # α on I_t, 1 elsewhere
+    for t in range(x.v.shape[1]):
+        decay = 1 + touched[:, t] * (x.g[:, t, None].exp() - 1)  # α on I_t, 1 elsewhere
         S = S * decay[:, None, :]
         k = K[:, t]
-        S = S + bs[:, t, None, None] * (vs[:, t] - (S @ k[:, :, None])[..., 0])[:, :, None] * k[:, None, :]
+        S = (
+            S
+            + x.beta[:, t, None, None] * (x.v[:, t] - (S @ k[:, :, None])[..., 0])[:, :, None] * k[:, None, :]
+        )
         outs.append((S @ Q[:, t, :, None])[..., 0])
-    return torch.stack(outs, 1).reshape(*lead, T, d), S.transpose(1, 2).reshape(*lead, N, d)
+    return x.unflat(torch.stack(outs, 1), S.transpose(1, 2))
 
 
 def sdm_parallel(
@@ -214,11 +266,9 @@ def sdm_parallel(
 ) -> tuple[Tensor, Tensor]:
     """The whole sequence from one unit lower-triangular solve (module doc; arguments as
     :func:`sdm_reference`). Memory ``O(T·N + T²·(W+R))`` per stream."""
-    N = _check(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
-    lead, T, d = v.shape[:-2], v.shape[-2], v.shape[-1]
-    vs, gs, bs = _flat(v, 2), _flat(g, 1), _flat(beta, 1)
-    wi, ka, ri, rh = _flat(write_idx, 2), _flat(kappa, 2), _flat(read_idx, 2), _flat(rho, 2)
-    S = vs.shape[0]
+    x = _streams(v, write_idx, kappa, read_idx, rho, g, beta, M0, slots)
+    vs, wi, ka, ri, rh, gs, bs, M, N = x[:9]
+    S, T, d = vs.shape
     K = _dense(wi, ka, N)  # (S, T, N): κ_u on I_u
     L = _dense(wi, gs[:, :, None].expand_as(ka), N).cumsum(1)  # (S, T, N): per-slot cumulative log decay
 
@@ -240,8 +290,7 @@ def sdm_parallel(
     rhs = vs
     L_w = L.gather(2, wi)  # (S, T, W)
     L_r = L.gather(2, ri)
-    if M0 is not None:
-        M = _flat(M0, 2)
+    if M is not None:
         gathered = M.gather(1, wi.reshape(S, -1, 1).expand(-1, -1, d)).reshape(S, T, -1, d)
         rhs = vs - ((ka * L_w.exp()).unsqueeze(-1) * gathered).sum(2)  # V - R_0
     system = torch.eye(T, dtype=v.dtype, device=v.device) + bs[:, :, None] * A
@@ -253,11 +302,11 @@ def sdm_parallel(
     out = torch.where(causal, Bm, Bm.new_zeros(())) @ delta
     last = (L[:, -1:, :] - L).clamp(max=0.0).exp() * K  # (S, T, N): κ_u,i e^{L_T,i - L_u,i}
     table = last.transpose(1, 2) @ delta  # (S, N, d)
-    if M0 is not None:
+    if M is not None:
         read0 = M.gather(1, ri.reshape(S, -1, 1).expand(-1, -1, d)).reshape(S, T, -1, d)
         out = out + ((rh * L_r.exp()).unsqueeze(-1) * read0).sum(2)
         table = table + L[:, -1, :, None].exp() * M
-    return out.reshape(*lead, T, d), table.reshape(*lead, N, d)
+    return x.unflat(out, table)
 
 
 def square_side(slots: int) -> int:
