@@ -31,3 +31,22 @@ def test_winners_curse_is_largest_at_small_r():
     if curse[2]["cells"]:
         bias = {r: v["reused"] - v["held_out"] for r, v in curse.items()}
         assert bias[2] > bias[8] > 0
+
+
+def test_criteria_decide_as_declared():
+    from neurips26.criteria import decide
+    from neurips26.expansion_utility import verdicts as V
+
+    assert decide(V.oracle_positive_criteria(np.full(41, 0.1))).verdict == "reproduced"
+    assert (
+        decide(V.oracle_positive_criteria(np.r_[np.full(30, 0.1), np.full(11, -0.1)])).verdict
+        == "not reproduced"
+    )
+    assert decide(V.sparsity_criteria(np.full(10, 0.3), np.full(10, 0.9))).verdict == "partly"
+    assert decide(V.gini_gap_criteria(-0.5, -0.2)).verdict == "reproduced"
+    assert decide(V.gini_gap_criteria(0.4, 0.6)).verdict == "not reproduced"
+    assert decide(V.router_criteria(0.1, {"-prior": 0.05, "-mask": 0.02})).verdict == "reproduced"
+    assert decide(V.inversion_criteria(0.7, -0.1, 0.1)).verdict == "reproduced"
+    curse = {2: {"reused": 0.35, "held_out": 0.01}, 8: {"reused": 0.26, "held_out": 0.07}}
+    assert decide(V.winners_curse_criteria(curse)).verdict == "reproduced"
+    assert decide(V.finite_sample_criteria(np.full(5, 0.5), np.full(5, 0.3))).verdict == "reproduced"

@@ -1,0 +1,269 @@
+"""The chapter's trained routers: one float16 checkpoint of every fold's nets (chapter 11).
+
+``python -m neurips26.expansion_utility.prepare --scale default`` runs the oracle sweep, trains the three
+nets of each of the nine leave-one-family-out folds (:mod:`~neurips26.expansion_utility.lofo`), chooses
+their gate thresholds with the float16-rounded nets, and writes ``routers.pt`` and ``routers.json`` into
+``src/neurips26/expansion_utility/checkpoints/`` (package data); ``--scale smoke`` writes a tiny version
+into the user cache. The sidecar's configuration hash covers the sweep's selection-half utilities, so a
+change of the simulator makes the checkpoint stale. A checkpoint is fresh when it also reproduces its
+recorded mean gated GR and AUC@10 within 0.02 (another CPU moves router scores in their low bits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+import neurips26
+from neurips26.cache import cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    Registry,
+    Sidecar,
+    check_layout,
+    config_hash,
+    half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.expansion_utility.lofo import NETS, Fold, evaluate_fold, split_training, train_fold
+from neurips26.expansion_utility.router import RouterNet, feature_names
+from neurips26.expansion_utility.router_fit import (
+    StepData,
+    choose_theta,
+    router_scores,
+    step_data,
+)
+from neurips26.expansion_utility.simulator import BENCHMARKS, FAMILIES
+from neurips26.expansion_utility.sweep import BUDGET, SweepConfig, run_cell, summarise
+from neurips26.scales import pick
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+SOURCE_FILES = tuple(
+    ("neurips26.expansion_utility", f)
+    for f in (
+        "simulator.py",
+        "utility.py",
+        "allocation.py",
+        "router.py",
+        "router_fit.py",
+        "lofo.py",
+        "baselines.py",
+    )
+)
+NAME = "routers"
+METRIC_ATOL = 0.02
+
+
+@dataclass(frozen=True)
+class RouterTraining:
+    """Updates per net and the training seed."""
+
+    steps: int = 300
+    seed: int = 0
+
+    @classmethod
+    def for_scale(cls, scale: str) -> RouterTraining:
+        return pick(scale, smoke=cls(steps=5), default=cls())
+
+
+def sweep_data(scale: str) -> tuple[StepData, list]:
+    """The pooled step data of the scale's sweep and its cell summaries."""
+    config = SweepConfig.for_scale(scale)
+    cells, results = [], []
+    for f in config.families:
+        for b in config.benchmarks:
+            chains, u = run_cell(FAMILIES[f], BENCHMARKS[b], config)
+            cells.append((chains, u))
+            results.append(summarise(chains, u))
+    return step_data(cells), results
+
+
+def utilities_hash(data: StepData) -> str:
+    """A hash of the sweep's selection-half utilities (exact multiples of 2/r) and the chains' layout."""
+    digest = hashlib.sha256()
+    for array in (np.nan_to_num(data.sel, nan=-9.0), data.n, data.bench, data.family):
+        digest.update(np.ascontiguousarray(array).astype(np.float64).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def folds_of(scale: str) -> tuple[int, ...]:
+    return SweepConfig.for_scale(scale).families
+
+
+def expected_hash(name: str, scale: str) -> str:
+    data, _ = sweep_data(scale)
+    return config_hash(
+        {
+            "training": RouterTraining.for_scale(scale),
+            "sweep": SweepConfig.for_scale(scale),
+            "utilities": utilities_hash(data),
+            "nets": NETS,
+            "budget": BUDGET,
+            "format": FORMAT,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class RouterMeta(Sidecar):
+    """The sidecar: name, config_hash, source, metrics, weights_hash, version, torch, train_seconds,
+    format."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("metrics",)
+
+    name: str
+    config_hash: str
+    source: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+class RouterBank(nn.Module):
+    """Every fold's nets (``fold{f}-{net}``) and, as buffers, its depth mask (``mask{f}``), the gate
+    thresholds of its nets in :data:`~neurips26.expansion_utility.lofo.NETS` order (``theta{f}``; ``inf``:
+    never act) and its best depth bin (``best_bin{f}``)."""
+
+    def __init__(self, folds: tuple[int, ...]):
+        super().__init__()
+        features = len(feature_names())
+        self.nets = nn.ModuleDict(
+            {f"fold{f}-{n}": RouterNet(features, prior=c.prior) for f in folds for n, c in NETS.items()}
+        )
+        for f in folds:
+            self.register_buffer(f"mask{f}", torch.zeros(len(BENCHMARKS), 10, dtype=torch.bool))
+            self.register_buffer(f"theta{f}", torch.full((len(NETS),), float("inf")))
+            self.register_buffer(f"best_bin{f}", torch.zeros((), dtype=torch.int64))
+        self.folds = folds
+
+    def fold(self, f: int) -> Fold:
+        """The routers of fold ``f``."""
+        nets = {n: self.nets[f"fold{f}-{n}"].eval() for n in NETS}
+        theta = {n: float(t) for n, t in zip(NETS, getattr(self, f"theta{f}"), strict=True)}
+        return Fold(nets, getattr(self, f"mask{f}").numpy(), theta, int(getattr(self, f"best_bin{f}")))
+
+
+def measure(name: str, scale: str, bank: RouterBank) -> dict[str, float]:
+    """Mean gated GR of the listwise router over the healthy held-out cells, and its mean AUC@10."""
+    data, results = sweep_data(scale)
+    healthy = {(c.family, c.benchmark) for c in results if c.healthy}
+    grs, aucs = [], []
+    for f in bank.folds:
+        cells, auc = evaluate_fold(bank.fold(f), data, f, beta=BUDGET)
+        grs += [c.gated_gr for c in cells if c.policy == "listwise" and (c.family, c.benchmark) in healthy]
+        aucs.append(auc["listwise"])
+    return {"gated_gr": float(np.nanmean(grs)) if grs else 0.0, "auc": float(np.nanmean(aucs))}
+
+
+def build(name: str, scale: str, meta: RouterMeta, state: dict[str, torch.Tensor]) -> RouterBank:
+    bank = RouterBank(folds_of(scale))
+    reference = bank.state_dict()
+    check_layout(name, state, reference)
+    bank.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()})
+    return bank.eval()
+
+
+def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], RouterMeta]:
+    training = RouterTraining.for_scale(scale)
+
+    def compute() -> tuple[dict[str, torch.Tensor], RouterMeta]:
+        data, _ = sweep_data(scale)
+        start = time.perf_counter()
+        bank = RouterBank(folds_of(scale))
+        for f in bank.folds:
+            fold = train_fold(data, f, beta=BUDGET, seed=training.seed, steps=training.steps)
+            for n, net in fold.nets.items():
+                bank.nets[f"fold{f}-{n}"].load_state_dict(net.state_dict())
+            getattr(bank, f"mask{f}").copy_(torch.from_numpy(fold.mask))
+            getattr(bank, f"best_bin{f}").fill_(fold.best_bin)
+            if verbose:
+                print(f"[prepare] fold {FAMILIES[f].name}: trained", flush=True)
+        rounded = build(name, scale, RouterMeta(name, "", ""), half_state(bank))
+        for f in bank.folds:  # θ chosen with the float16 nets, on the fold's validation split
+            _, valid = split_training(data, f, training.seed)
+            mask = getattr(rounded, f"mask{f}").numpy()
+            theta = [
+                choose_theta(router_scores(rounded.nets[f"fold{f}-{n}"], valid), valid, mask, BUDGET)
+                for n in NETS
+            ]
+            getattr(bank, f"theta{f}").copy_(torch.tensor(theta))
+        state = half_state(bank)
+        meta = RouterMeta(
+            name=name,
+            config_hash=expected_hash(name, scale),
+            source=source_fingerprint(SOURCE_FILES),
+            weights_hash=weights_hash(state),
+            version=neurips26.__version__,
+            torch=torch.__version__,
+            train_seconds=round(time.perf_counter() - start, 1),
+        )
+        metrics = measure(name, scale, build(name, scale, meta, state))
+        return state, RouterMeta(**{**asdict(meta), "metrics": metrics})
+
+    return cached(
+        "eu-routers", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose
+    )
+
+
+REGISTRY = Registry(
+    chapter="expansion_utility",
+    package_dir=PACKAGE_DIR,
+    names=(NAME,),
+    meta_class=RouterMeta,
+    expected_hash=expected_hash,
+    build=build,
+    measure=measure,
+    train=_train,
+    source_files=lambda name: SOURCE_FILES,
+    atol=METRIC_ATOL,
+)
+
+
+def pretrained(scale: str = "default", *, verbose: bool = True) -> tuple[RouterBank, RouterMeta]:
+    """The routers of every fold: the fresh checkpoint, else trained exactly as ``prepare`` would."""
+    return REGISTRY.pretrained(NAME, scale, verbose=verbose)
+
+
+def prepare(
+    scale: str = "default", *, only: list[str] | None = None, out: str | None = None
+) -> list[RouterMeta]:
+    """Train and write the routers' checkpoint at ``scale`` into ``out``."""
+    folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
+    return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale))
+
+
+@dataclass(frozen=True)
+class _Row:
+    name: str
+    role: str
+
+    def __str__(self) -> str:
+        return f"{self.name}  ({self.role})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.expansion_utility.prepare",
+        description="Train the chapter 11 routers (leave-one-family-out) and write their float16 checkpoint.",
+        models=(_Row(NAME, "listwise, listwise without prior and pointwise nets of every fold"),),
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
