@@ -46,3 +46,28 @@ def test_chat_sampler_keeps_the_prefix_and_parses_answers():
         sampler.continue_from("q", chain, len(chain.steps) + 1, r=1)
     with pytest.raises(TypeError, match="backend"):
         ChatSampler(object())
+
+
+def test_chat_sampler_through_an_openai_compatible_server(monkeypatch):
+    """The same sampler on a real HTTP client: the server sees the system rule, the kept prefix and the
+    temperature; the answers are parsed from its replies."""
+    from tests.unit.llm.test_openai_compatible import ChatServer, client
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    server = ChatServer()
+    try:
+        for _ in range(3):
+            server.reply(body={"choices": [{"message": {"content": TEXT}, "finish_reason": "stop"}]})
+        sampler = ChatSampler(client(server), temperature=0.7)
+        chain = sampler.sample("What is (12 + 30) * 2?")
+        answers = sampler.continue_from("What is (12 + 30) * 2?", chain, 1, r=2)
+        assert chain.answer == "84" and answers == ["84", "84"]
+        bodies = [r["body"] for r in server.requests]
+        assert len(bodies) == 3 and all(b["temperature"] == 0.7 for b in bodies)
+        assert (
+            bodies[0]["messages"][0]["role"] == "system" and "Answer:" in bodies[0]["messages"][0]["content"]
+        )
+        assert chain.steps[0].strip() in bodies[1]["messages"][-1]["content"]
+    finally:
+        server.close()
