@@ -128,7 +128,8 @@ def winners_curse(
                 _, u = run_cell(FAMILIES[f], BENCHMARKS[b], small)
                 reused.append(oracle_gap(u.reuse, u.reuse, u.n, BUDGET))
                 held.append(oracle_gap(u.sel, u.ev, u.n, BUDGET))
-        out[r] = {"reused": float(np.mean(reused)), "held_out": float(np.mean(held)), "cells": len(held)}
+        mean = lambda values: float(np.mean(values)) if values else float("nan")  # noqa: E731
+        out[r] = {"reused": mean(reused), "held_out": mean(held), "cells": len(held)}
     return out
 
 
