@@ -277,6 +277,16 @@ def check_layout(
             )
 
 
+def load_half_state(name: str, model: torch.nn.Module, state: Mapping[str, torch.Tensor]) -> torch.nn.Module:
+    """Load a checkpoint's float16 ``state`` into ``model`` in the model's own dtypes, after
+    :func:`check_layout` against the model's state dict (every key, shape and dtype; a
+    :class:`StaleCheckpointError` naming checkpoint ``name`` otherwise). Returns ``model``."""
+    reference = model.state_dict()
+    check_layout(name, state, reference)
+    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    return model
+
+
 def check_metrics(
     meta: Sidecar,
     measured: Mapping[str, float],

@@ -16,7 +16,6 @@ router on its chains can use position, length and step type, not confidence.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from neurips26.llm import ChatModel, Message
@@ -129,8 +128,3 @@ class ChatSampler:
                 "'Answer: <answer>'. Do not repeat the steps above."
             )
         return [parse_answer(self._ask(user)) for _ in range(r)]
-
-
-def chain_steps(chains: Sequence[SampledChain]) -> list[int]:
-    """The number of steps of each chain."""
-    return [len(c.steps) for c in chains]

@@ -28,9 +28,9 @@ from neurips26.checkpoint_files import (
     FORMAT,
     Registry,
     Sidecar,
-    check_layout,
     config_hash,
     half_state,
+    load_half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
@@ -170,11 +170,7 @@ def measure(name: str, scale: str, bank: RouterBank) -> dict[str, float]:
 
 
 def build(name: str, scale: str, meta: RouterMeta, state: dict[str, torch.Tensor]) -> RouterBank:
-    bank = RouterBank(folds_of(scale))
-    reference = bank.state_dict()
-    check_layout(name, state, reference)
-    bank.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()})
-    return bank.eval()
+    return load_half_state(name, RouterBank(folds_of(scale)), state).eval()
 
 
 def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], RouterMeta]:

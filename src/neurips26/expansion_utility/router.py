@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from neurips26.expansion_utility.allocation import budget
+from neurips26.expansion_utility.allocation import budget, top_b
 from neurips26.expansion_utility.simulator import BENCHMARKS, STEP_TYPES, Chains
 from neurips26.validation import check_float, check_int
 
@@ -198,8 +198,6 @@ def listnet_loss(
 
 def top_labels(sel: np.ndarray, n: np.ndarray, *, fraction: float = 0.1, seed: int = 0) -> np.ndarray:
     """Pointwise labels ``1[k ∈ top ⌈fraction · n⌉ of c by U^sel]`` ``(C, n_max)``, ties broken at random."""
-    from neurips26.expansion_utility.allocation import top_b
-
     return top_b(np.where(np.isnan(sel), np.nan, sel), n, fraction, seed=seed)
 
 

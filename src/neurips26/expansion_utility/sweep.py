@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.expansion_utility.allocation import oracle_gap, policy_value, random_value
+from neurips26.expansion_utility.allocation import oracle_gap
 from neurips26.expansion_utility.simulator import (
     BENCHMARKS,
     FAMILIES,
@@ -131,8 +131,3 @@ def winners_curse(
         mean = lambda values: float(np.mean(values)) if values else float("nan")  # noqa: E731
         out[r] = {"reused": mean(reused), "held_out": mean(held), "cells": len(held)}
     return out
-
-
-def value_of(picks: np.ndarray, u: Utilities) -> float:
-    """Mean over chains of ``V_π − V_rand`` on the evaluation half."""
-    return float(np.mean(policy_value(picks, u.ev) - random_value(u.ev)))

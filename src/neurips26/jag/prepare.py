@@ -53,9 +53,9 @@ from neurips26.checkpoint_files import (
     FORMAT,
     Registry,
     Sidecar,
-    check_layout,
     config_hash,
     half_state,
+    load_half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
@@ -270,9 +270,7 @@ def build_model(meta: JAGMeta, state: dict[str, Tensor]) -> JAGModel:
     kwargs = dict(meta.model)
     kwargs["image_size"] = tuple(kwargs["image_size"])
     model = JAGModel(JAGConfig(**kwargs))
-    reference = model.state_dict()
-    check_layout(meta.name, state, reference)
-    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    load_half_state(meta.name, model, state)
     return model.eval()
 
 

@@ -45,9 +45,9 @@ from neurips26.checkpoint_files import (
     FORMAT,
     Registry,
     Sidecar,
-    check_layout,
     config_hash,
     half_state,
+    load_half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
@@ -212,9 +212,7 @@ def build_model(name: str, meta: PICSBMeta, state: dict[str, Tensor]) -> torch.n
         model: torch.nn.Module = dps.Prior(dps.PriorConfig(**_prior_kwargs(meta.model)))
     else:
         model = Denoiser(DenoiserConfig(**{**meta.model, "channels": tuple(meta.model["channels"])}))
-    reference = model.state_dict()
-    check_layout(meta.name, state, reference)
-    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    load_half_state(meta.name, model, state)
     return model.eval()
 
 

@@ -14,7 +14,7 @@ from torch import nn
 from neurips26.cache import cached
 from neurips26.sdm.data import RecallBatch, recall_batch
 from neurips26.sdm.gdn import GatedDeltaNet
-from neurips26.sdm.models import WIDTH, _linear_macs
+from neurips26.sdm.models import WIDTH, linear_macs
 from neurips26.sdm.prepare import NAMES, pretrained
 from neurips26.sdm.sdm import SparseDeltaMemory, sdm_parallel, sdm_step_
 from neurips26.sdm.training import EVAL_SEED, eval_pairs, eval_size, evaluate
@@ -85,7 +85,7 @@ def sdm_decode_cost(slots: int, *, heads: int = 2, writes: int = 8, reads: int =
         layer = SparseDeltaMemory(WIDTH, heads, slots, writes, reads, memory="zero")
     d = layer.head_dim
     return DecodeCost(
-        macs=_linear_macs(layer) + layer.recurrence_macs() + layer.addressing_ops(),
+        macs=linear_macs(layer) + layer.recurrence_macs() + layer.addressing_ops(),
         traffic=heads * (2 * writes + reads) * d,  # gather + scatter of W rows, gather of R rows
         state=layer.state_floats(),
     )
@@ -96,7 +96,7 @@ def gdn_decode_cost(key_dim: int, *, heads: int = 2, value_dim: int = 32) -> Dec
     with torch.device("meta"):
         layer = GatedDeltaNet(WIDTH, heads, key_dim, value_dim)
     return DecodeCost(
-        macs=_linear_macs(layer) + layer.recurrence_macs(),
+        macs=linear_macs(layer) + layer.recurrence_macs(),
         traffic=2 * layer.state_floats(),
         state=layer.state_floats(),
     )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -189,7 +189,8 @@ def matched_mlp_width(spec: MixerSpec) -> int:
     return BASE_MLP + round((reference - own) / (2 * WIDTH + 1))
 
 
-def _linear_macs(module: nn.Module) -> int:
+def linear_macs(module: nn.Module) -> int:
+    """Multiply-adds per token of the linear layers and 1-D convolutions of ``module``."""
     macs = 0
     for m in module.modules():
         if isinstance(m, nn.Linear):
@@ -207,13 +208,13 @@ def flops_per_token(model: RecallModel, *, window_keys: int | None = None) -> di
     w = model.window if window_keys is None else window_keys
     mixer = model.global_block.mixer
     parts = {
-        "swa": _linear_macs(model.swa) + 2 * w * WIDTH,
-        "mixer_projections": _linear_macs(mixer),
+        "swa": linear_macs(model.swa) + 2 * w * WIDTH,
+        "mixer_projections": linear_macs(mixer),
         "recurrence": (
             2 * MEAN_ATTENDED * WIDTH if model.spec.kind == "attention" else int(mixer.recurrence_macs())
         ),
         "addressing": int(mixer.addressing_ops()) if model.spec.kind == "sdm" else 0,
-        "mlp": _linear_macs(model.global_block.mlp),
+        "mlp": linear_macs(model.global_block.mlp),
         "head": WIDTH * VOCAB_SIZE,
     }
     parts["total"] = sum(parts.values())
@@ -257,20 +258,3 @@ def with_solver(model: RecallModel, solver: str) -> RecallModel:
         raise ValueError(f"the {model.spec.kind} mixer has no solver to choose")
     mixer.solver = solver
     return model
-
-
-__all__ = [
-    "MIXERS",
-    "REFERENCE",
-    "MixerSpec",
-    "RecallModel",
-    "GlobalBlock",
-    "window_mask",
-    "matched_mlp_width",
-    "non_memory_parameters",
-    "flops_per_token",
-    "state_floats",
-    "param_table",
-    "with_solver",
-    "replace",
-]

@@ -26,9 +26,9 @@ from neurips26.checkpoint_files import (
     FORMAT,
     Registry,
     Sidecar,
-    check_layout,
     config_hash,
     half_state,
+    load_half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
@@ -156,10 +156,7 @@ class SDMMeta(Sidecar):
 def build_model(name: str, scale: str, meta: SDMMeta, state: dict[str, Tensor]) -> RecallModel:
     """The model of ``meta`` (float32, eval mode) from its float16 state."""
     model = RecallModel(spec_at(name, scale), mlp_width=meta.mlp_width, seed=model_row(name).seed)
-    reference = model.state_dict()
-    check_layout(name, state, reference)
-    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
-    return model.eval()
+    return load_half_state(name, model, state).eval()
 
 
 def validation_metrics(name: str, scale: str, model: RecallModel) -> dict[str, float]:

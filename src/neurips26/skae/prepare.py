@@ -54,9 +54,9 @@ from neurips26.checkpoint_files import (
     FORMAT,
     Registry,
     Sidecar,
-    check_layout,
     config_hash,
     half_state,
+    load_half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
@@ -379,9 +379,7 @@ def loss_weights(spec: ModelSpec, model: KAE, config: PrepareConfig) -> LossWeig
 def build_model(meta: KAEMeta, state: dict[str, Tensor]) -> KAE:
     """The KAE of ``meta`` with the float16 ``state`` loaded in float32 (eval mode); checks the layout."""
     model = KAE(**meta.model)
-    reference = model.state_dict()
-    check_layout(meta.name, state, reference)
-    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    load_half_state(meta.name, model, state)
     return model.eval()
 
 

@@ -53,6 +53,7 @@ from neurips26.checkpoint_files import (
     check_layout,
     config_hash,
     half_state,
+    load_half_state,
     prepare_main,
     source_fingerprint,
     weights_hash,
@@ -257,17 +258,13 @@ def build_model(name: str, scale: str, meta: SFGMeta, state: dict[str, Tensor]) 
     spec = arm_spec(name)
     if spec.kind == "base":
         editor = Editor(EditorConfig(**meta.editor))
-        reference = editor.state_dict()
-        check_layout(name, state, reference)
-        editor.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+        load_half_state(name, editor, state)
         return editor.eval()
     base, base_meta = pretrained(BASE, scale, verbose=False)
     _check_bound(name, "base", meta.base, base_meta.weights_hash)
     if spec.kind == "reward-model":
         net = RegionRewardNet(RewardModelConfig(**meta.reward_model))
-        reference = net.state_dict()
-        check_layout(name, state, reference)
-        net.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+        load_half_state(name, net, state)
         return net.eval()
     if spec.reward == REWARD_MODEL:
         _check_bound(

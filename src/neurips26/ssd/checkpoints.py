@@ -37,9 +37,9 @@ from neurips26.checkpoint_files import (
     MissingCheckpointError,
     Sidecar,
     StaleCheckpointError,
-    check_layout,
     config_hash,
     half_state,
+    load_half_state,
     save_checkpoint,
     weights_hash,
 )
@@ -123,9 +123,7 @@ def build_denoiser(meta: CheckpointMeta, state: dict[str, torch.Tensor]) -> EDMD
     :class:`StaleCheckpointError` when ``state`` does not fit today's denoiser (keys, shapes, float16).
     """
     model = EDMDenoiser(meta.denoiser_config(), seed=0)
-    reference = model.state_dict()
-    check_layout(meta.name, state, reference)
-    model.load_state_dict({k: v.to(reference[k].dtype) for k, v in state.items()}, strict=True)
+    load_half_state(meta.name, model, state)
     return model.eval()
 
 

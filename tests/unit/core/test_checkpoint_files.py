@@ -21,6 +21,7 @@ from neurips26.checkpoint_files import (
     check_metrics,
     config_hash,
     half_state,
+    load_half_state,
     read_checkpoint,
     save_checkpoint,
     source_fingerprint,
@@ -323,3 +324,16 @@ def test_registry_write_keeps_fresh_checkpoints_trains_the_rest_and_checks_the_c
         registry.chosen(["c"])
     with pytest.raises(TypeError, match="only"):
         registry.chosen("a")
+
+
+def test_load_half_state_checks_the_layout_and_loads_in_the_models_dtypes():
+    torch.manual_seed(0)
+    trained = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    state = half_state(trained)
+    fresh = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4))
+    assert load_half_state("net", fresh, state) is fresh
+    for key, value in fresh.state_dict().items():
+        assert value.dtype == trained.state_dict()[key].dtype  # float32 weights, int64 counter
+        assert torch.equal(value, state[key].to(value.dtype))
+    with pytest.raises(StaleCheckpointError, match="net"):
+        load_half_state("net", torch.nn.Linear(3, 5), half_state(torch.nn.Linear(3, 4)))
