@@ -1,5 +1,6 @@
-"""The chapter's measurements, cached: the oracle sweep, the winner's curse, and every policy of the
-leave-one-family-out folds on the held-out cells (routers from their checkpoint)."""
+"""The chapter's measurements, cached: the oracle sweep, the winner's curse, every policy of the
+leave-one-family-out folds on the held-out cells (routers from their checkpoint), and the tiny language
+model's chains with their resamples."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import numpy as np
 
 from neurips26.cache import cached
 from neurips26.expansion_utility.lofo import POLICIES, PolicyCell, evaluate_fold
-from neurips26.expansion_utility.prepare import pretrained, sweep_data
+from neurips26.expansion_utility.prepare import pretrained, pretrained_lm, sweep_data
 from neurips26.expansion_utility.sweep import BUDGET, CellResult, SweepConfig, oracle_sweep, winners_curse
+from neurips26.expansion_utility.tiny_lm import LMCell, TinyLMSampler, lm_cell, sample_terms
 from neurips26.scales import pick
+from neurips26.seeding import sub_seed
 
 
 def sweep(scale: str = "default") -> list[CellResult]:
@@ -75,6 +78,48 @@ def routers(scale: str = "default") -> RouterResults:
     return cached(
         "eu-routers-eval",
         {"scale": scale, "weights": meta.weights_hash},
+        compute,
+        package="neurips26.expansion_utility",
+    )
+
+
+@dataclass(frozen=True)
+class LMConfig:
+    """The tiny model's cells: ``problems`` of each length in ``terms``, ``r`` continuations per step, the
+    sampling ``temperature`` and the ``seed``."""
+
+    terms: tuple[int, ...] = (5, 7)
+    problems: int = 60
+    r: int = 8
+    temperature: float = 0.8
+    seed: int = 0
+
+    @classmethod
+    def for_scale(cls, scale: str) -> LMConfig:
+        return pick(scale, smoke=cls(terms=(5,), problems=10, r=4), default=cls())
+
+
+def lm_cells(scale: str = "default") -> dict[int, LMCell]:
+    """The tiny model's chains and resamples, one cell per number of terms (cached by the model's weights;
+    on another CPU the samples may differ)."""
+    config = LMConfig.for_scale(scale)
+    model, meta = pretrained_lm(scale, verbose=False)
+
+    def compute() -> dict[int, LMCell]:
+        sampler = TinyLMSampler(model, temperature=config.temperature)
+        return {
+            m: lm_cell(
+                sampler,
+                sample_terms(config.problems, m, seed=sub_seed(config.seed, m)),
+                config.r,
+                seed=sub_seed(config.seed, 100 + m),
+            )
+            for m in config.terms
+        }
+
+    return cached(
+        "eu-lm-cells",
+        {"config": config, "weights": meta.weights_hash},
         compute,
         package="neurips26.expansion_utility",
     )

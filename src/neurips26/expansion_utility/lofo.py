@@ -13,7 +13,7 @@ listwise router without the depth prior, and the pointwise (BCE) router; the abl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
@@ -48,12 +48,14 @@ VALIDATION_SHARE = 0.2
 @dataclass
 class Fold:
     """The routers of one fold: the nets, the depth mask fitted on the training chains, the gate thresholds
-    (per net), the best depth bin of the training chains."""
+    (per net), the best depth bin of the training chains; the nets' training ``losses`` when trained here
+    (empty when loaded from a checkpoint)."""
 
     nets: dict[str, RouterNet]
     mask: np.ndarray
     theta: dict[str, float]
     best_bin: int
+    losses: dict[str, list[float]] = field(default_factory=dict)
 
 
 def split_training(data: StepData, held_out: int, seed: int) -> tuple[StepData, StepData]:
@@ -68,14 +70,14 @@ def split_training(data: StepData, held_out: int, seed: int) -> tuple[StepData, 
 def train_fold(data: StepData, held_out: int, *, beta: float, seed: int, steps: int = 300) -> Fold:
     """Train the nets of fold ``held_out`` and choose their gate thresholds on the validation split."""
     train, valid = split_training(data, held_out, seed)
-    nets, theta, mask = {}, {}, None
+    nets, theta, losses, mask = {}, {}, {}, None
     for name, config in NETS.items():
-        net, fitted = fit_router(train, config, seed=seed, steps=steps)
+        net, fitted, losses[name] = fit_router(train, config, seed=seed, steps=steps)
         nets[name] = net
         if name == "listwise":
             mask = fitted
         theta[name] = choose_theta(router_scores(net, valid), valid, mask, beta)
-    return Fold(nets, mask, theta, BL.best_depth_bin(train))
+    return Fold(nets, mask, theta, BL.best_depth_bin(train), losses)
 
 
 def _policy(name: str, fold: Fold, test: StepData, beta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

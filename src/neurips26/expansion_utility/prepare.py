@@ -1,12 +1,17 @@
-"""The chapter's trained routers: one float16 checkpoint of every fold's nets (chapter 11).
+"""The chapter's two float16 checkpoints (chapter 11): the trained routers of every fold, and the tiny
+language model whose chains :mod:`~neurips26.expansion_utility.tiny_lm` samples.
 
-``python -m neurips26.expansion_utility.prepare --scale default`` runs the oracle sweep, trains the three
-nets of each of the nine leave-one-family-out folds (:mod:`~neurips26.expansion_utility.lofo`), chooses
-their gate thresholds with the float16-rounded nets, and writes ``routers.pt`` and ``routers.json`` into
-``src/neurips26/expansion_utility/checkpoints/`` (package data); ``--scale smoke`` writes a tiny version
-into the user cache. The sidecar's configuration hash covers the sweep's selection-half utilities, so a
-change of the simulator makes the checkpoint stale. A checkpoint is fresh when it also reproduces its
-recorded mean gated GR and AUC@10 within 0.02 (another CPU moves router scores in their low bits).
+``python -m neurips26.expansion_utility.prepare --scale default`` writes both into
+``src/neurips26/expansion_utility/checkpoints/`` (package data); ``--scale smoke`` writes tiny versions
+into the user cache.
+
+- ``routers``: runs the oracle sweep, trains the three nets of each of the nine leave-one-family-out folds
+  (:mod:`~neurips26.expansion_utility.lofo`), and chooses their gate thresholds with the float16-rounded
+  nets. The sidecar's configuration hash covers the sweep's selection-half utilities, so a change of the
+  simulator makes the checkpoint stale. Fresh when it also reproduces its recorded mean gated GR and AUC@10
+  within 0.02 (another CPU moves router scores in their low bits).
+- ``tiny_lm``: the character-level model of arithmetic chains; fresh when it reproduces its recorded loss
+  and greedy accuracy on the fixed evaluation chains within 0.02.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ from neurips26.expansion_utility.router_fit import (
 )
 from neurips26.expansion_utility.simulator import BENCHMARKS, FAMILIES
 from neurips26.expansion_utility.sweep import BUDGET, SweepConfig, run_cell, summarise
+from neurips26.expansion_utility.tiny_lm import ALPHABET, TinyLMSpec, evaluate_tiny_lm, train_tiny_lm
+from neurips26.nn import Decoder
 from neurips26.scales import pick
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -61,6 +68,8 @@ SOURCE_FILES = tuple(
     )
 )
 NAME = "routers"
+LM_NAME = "tiny_lm"
+LM_SOURCE_FILES = (("neurips26.expansion_utility", "tiny_lm.py"),)
 METRIC_ATOL = 0.02
 
 
@@ -100,7 +109,14 @@ def folds_of(scale: str) -> tuple[int, ...]:
     return SweepConfig.for_scale(scale).families
 
 
+def lm_spec(scale: str) -> TinyLMSpec:
+    """The tiny model's spec at ``scale`` (smoke: 20 updates of 16 chains)."""
+    return pick(scale, smoke=TinyLMSpec(steps=20, batch=16), default=TinyLMSpec())
+
+
 def expected_hash(name: str, scale: str) -> str:
+    if name == LM_NAME:
+        return config_hash({"spec": lm_spec(scale), "alphabet": ALPHABET, "format": FORMAT})
     data, _ = sweep_data(scale)
     return config_hash(
         {
@@ -115,7 +131,7 @@ def expected_hash(name: str, scale: str) -> str:
 
 
 @dataclass(frozen=True)
-class RouterMeta(Sidecar):
+class CheckpointMeta(Sidecar):
     """The sidecar: name, config_hash, source, metrics, weights_hash, version, torch, train_seconds,
     format."""
 
@@ -157,8 +173,11 @@ class RouterBank(nn.Module):
         return Fold(nets, getattr(self, f"mask{f}").numpy(), theta, int(getattr(self, f"best_bin{f}")))
 
 
-def measure(name: str, scale: str, bank: RouterBank) -> dict[str, float]:
-    """Mean gated GR of the listwise router over the healthy held-out cells, and its mean AUC@10."""
+def measure(name: str, scale: str, bank: RouterBank | Decoder) -> dict[str, float]:
+    """Routers: the mean gated GR of the listwise router over the healthy held-out cells, and its mean
+    AUC@10. Tiny LM: :func:`~neurips26.expansion_utility.tiny_lm.evaluate_tiny_lm`."""
+    if name == LM_NAME:
+        return evaluate_tiny_lm(bank)
     data, results = sweep_data(scale)
     healthy = {(c.family, c.benchmark) for c in results if c.healthy}
     grs, aucs = [], []
@@ -169,14 +188,44 @@ def measure(name: str, scale: str, bank: RouterBank) -> dict[str, float]:
     return {"gated_gr": float(np.nanmean(grs)) if grs else 0.0, "auc": float(np.nanmean(aucs))}
 
 
-def build(name: str, scale: str, meta: RouterMeta, state: dict[str, torch.Tensor]) -> RouterBank:
+def build(
+    name: str, scale: str, meta: CheckpointMeta, state: dict[str, torch.Tensor]
+) -> RouterBank | Decoder:
+    if name == LM_NAME:
+        return load_half_state(name, Decoder(lm_spec(scale).config()), state).eval()
     return load_half_state(name, RouterBank(folds_of(scale)), state).eval()
 
 
-def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], RouterMeta]:
+def _train_lm(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
+    spec = lm_spec(scale)
+
+    def compute() -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
+        start = time.perf_counter()
+        model, losses = train_tiny_lm(spec, progress=verbose)
+        state = half_state(model)
+        meta = CheckpointMeta(
+            name=name,
+            config_hash=expected_hash(name, scale),
+            source=source_fingerprint(LM_SOURCE_FILES),
+            weights_hash=weights_hash(state),
+            version=neurips26.__version__,
+            torch=torch.__version__,
+            train_seconds=round(time.perf_counter() - start, 1),
+        )
+        metrics = measure(name, scale, build(name, scale, meta, state))
+        return state, CheckpointMeta(**{**asdict(meta), "metrics": metrics})
+
+    return cached(
+        "eu-tiny-lm", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose
+    )
+
+
+def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
+    if name == LM_NAME:
+        return _train_lm(name, scale, verbose)
     training = RouterTraining.for_scale(scale)
 
-    def compute() -> tuple[dict[str, torch.Tensor], RouterMeta]:
+    def compute() -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
         data, _ = sweep_data(scale)
         start = time.perf_counter()
         bank = RouterBank(folds_of(scale))
@@ -188,7 +237,7 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
             getattr(bank, f"best_bin{f}").fill_(fold.best_bin)
             if verbose:
                 print(f"[prepare] fold {FAMILIES[f].name}: trained", flush=True)
-        rounded = build(name, scale, RouterMeta(name, "", ""), half_state(bank))
+        rounded = build(name, scale, CheckpointMeta(name, "", ""), half_state(bank))
         for f in bank.folds:  # θ chosen with the float16 nets, on the fold's validation split
             _, valid = split_training(data, f, training.seed)
             mask = getattr(rounded, f"mask{f}").numpy()
@@ -198,7 +247,7 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
             ]
             getattr(bank, f"theta{f}").copy_(torch.tensor(theta))
         state = half_state(bank)
-        meta = RouterMeta(
+        meta = CheckpointMeta(
             name=name,
             config_hash=expected_hash(name, scale),
             source=source_fingerprint(SOURCE_FILES),
@@ -208,7 +257,7 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
             train_seconds=round(time.perf_counter() - start, 1),
         )
         metrics = measure(name, scale, build(name, scale, meta, state))
-        return state, RouterMeta(**{**asdict(meta), "metrics": metrics})
+        return state, CheckpointMeta(**{**asdict(meta), "metrics": metrics})
 
     return cached(
         "eu-routers", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose
@@ -218,25 +267,30 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
 REGISTRY = Registry(
     chapter="expansion_utility",
     package_dir=PACKAGE_DIR,
-    names=(NAME,),
-    meta_class=RouterMeta,
+    names=(NAME, LM_NAME),
+    meta_class=CheckpointMeta,
     expected_hash=expected_hash,
     build=build,
     measure=measure,
     train=_train,
-    source_files=lambda name: SOURCE_FILES,
+    source_files=lambda name: LM_SOURCE_FILES if name == LM_NAME else SOURCE_FILES,
     atol=METRIC_ATOL,
 )
 
 
-def pretrained(scale: str = "default", *, verbose: bool = True) -> tuple[RouterBank, RouterMeta]:
+def pretrained(scale: str = "default", *, verbose: bool = True) -> tuple[RouterBank, CheckpointMeta]:
     """The routers of every fold: the fresh checkpoint, else trained exactly as ``prepare`` would."""
     return REGISTRY.pretrained(NAME, scale, verbose=verbose)
 
 
+def pretrained_lm(scale: str = "default", *, verbose: bool = True) -> tuple[Decoder, CheckpointMeta]:
+    """The tiny language model: the fresh checkpoint, else trained exactly as ``prepare`` would."""
+    return REGISTRY.pretrained(LM_NAME, scale, verbose=verbose)
+
+
 def prepare(
     scale: str = "default", *, only: list[str] | None = None, out: str | None = None
-) -> list[RouterMeta]:
+) -> list[CheckpointMeta]:
     """Train and write the routers' checkpoint at ``scale`` into ``out``."""
     folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
     return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale))
@@ -255,8 +309,12 @@ def main(argv: list[str] | None = None) -> int:
     return prepare_main(
         argv,
         prog="python -m neurips26.expansion_utility.prepare",
-        description="Train the chapter 11 routers (leave-one-family-out) and write their float16 checkpoint.",
-        models=(_Row(NAME, "listwise, listwise without prior and pointwise nets of every fold"),),
+        description="Train the chapter 11 routers (leave-one-family-out) and tiny language model and write "
+        "their float16 checkpoints.",
+        models=(
+            _Row(NAME, "listwise, listwise without prior and pointwise nets of every fold"),
+            _Row(LM_NAME, "character-level decoder (2 x 64) of arithmetic chains"),
+        ),
         prepare=prepare,
     )
 

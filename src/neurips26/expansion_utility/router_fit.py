@@ -85,9 +85,9 @@ def step_data(cells: Sequence[tuple[Chains, Utilities]]) -> StepData:
 
 def fit_router(
     data: StepData, config: RouterConfig, *, seed: int, steps: int = 300, batch: int = 256, lr: float = 3e-3
-) -> tuple[RouterNet, np.ndarray | None]:
-    """Train a router on ``data`` (minibatches of ``batch`` chains, AdamW, cosine); returns the net and the
-    depth mask fitted on the same chains (None without a mask)."""
+) -> tuple[RouterNet, np.ndarray | None, list[float]]:
+    """Train a router on ``data`` (minibatches of ``batch`` chains, AdamW, cosine); returns the net, the
+    depth mask fitted on the same chains (None without a mask) and the loss of every update."""
     seed = check_seed("seed", seed)
     steps = check_int("steps", steps, minimum=1)
     with torch.random.fork_rng(devices=[]):
@@ -110,9 +110,9 @@ def fit_router(
         z = model(f, bn)
         return listnet_loss(z, u, v) if config.loss == "listwise" else pointwise_loss(z, y, v)
 
-    fit(net, loss, batches, steps=steps, seed=seed, lr=lr, weight_decay=0.0, progress=False)
+    history = fit(net, loss, batches, steps=steps, seed=seed, lr=lr, weight_decay=0.0, progress=False)
     mask = depth_mask(data.sel, data.n, data.bench) if config.mask else None
-    return net.eval(), mask
+    return net.eval(), mask, list(history.loss)
 
 
 @torch.no_grad()

@@ -7,7 +7,7 @@
   (:func:`chain_gini`) and a cell's Gini is the mean over chains with positive mass.
 - :func:`is_healthy`: a cell counts when it has at least 50 chains, at most 10 % parse failures, a base
   accuracy in ``[0.1, 0.9]`` and a median of at least three steps.
-- :func:`pearson` with a bootstrap interval over cells.
+- :func:`pearson` with a bootstrap interval over cells; :func:`mean_bootstrap`, the interval of a mean.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import bootstrap
 
 from neurips26.validation import check_float, check_int, check_seed
 
@@ -101,3 +102,22 @@ def pearson_bootstrap(
             values.append(np.corrcoef(x[i], y[i])[0, 1])
     lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
+
+
+def mean_bootstrap(
+    x: np.ndarray, *, draws: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``x`` (at least 2 finite values), by scipy."""
+    draws = check_int("draws", draws, minimum=10)
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 1 or x.size < 2 or not np.isfinite(x).all():
+        raise ValueError("x must be a 1-D sample of at least 2 finite values")
+    result = bootstrap(
+        (x,),
+        np.mean,
+        n_resamples=draws,
+        confidence_level=level,
+        method="percentile",
+        rng=np.random.default_rng(check_seed("seed", seed)),
+    )
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)

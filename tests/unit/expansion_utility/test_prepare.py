@@ -1,5 +1,6 @@
-"""Routers: a smoke checkpoint trains, loads fresh and reproduces its metrics; the committed one reproduces
-its recorded gated GR within 0.02 (on any CPU); the folds score every policy on the held-out family."""
+"""Routers and tiny LM: smoke checkpoints train, load fresh and reproduce their metrics; the committed ones
+reproduce their recorded gated GR, loss and greedy accuracy within 0.02 (on any CPU); the folds score every
+policy on the held-out family."""
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ def smoke_cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NEURIPS26_CACHE_DIR", str(folder))
         written = P.prepare("smoke")
-        assert [m.name for m in written] == [P.NAME]
+        assert [m.name for m in written] == [P.NAME, P.LM_NAME]
         yield folder
 
 
@@ -35,6 +36,14 @@ def test_smoke_routers_load_fresh_and_score_every_policy(smoke_cache):
                 assert c.coverage == 1.0
 
 
+def test_smoke_tiny_lm_loads_fresh(smoke_cache):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NEURIPS26_CACHE_DIR", str(smoke_cache))
+        model, meta = P.REGISTRY.load(P.LM_NAME, "smoke")
+        assert P.measure(P.LM_NAME, "smoke", model) == pytest.approx(meta.metrics, abs=1e-9)
+        assert set(meta.metrics) == {"loss", "greedy_accuracy"}
+
+
 COMMITTED = committed(P.PACKAGE_DIR)
 _NONE = none_committed("expansion_utility")
 
@@ -42,7 +51,7 @@ _NONE = none_committed("expansion_utility")
 def test_committed_checkpoint_is_complete_and_within_budget():
     if not COMMITTED:
         pytest.skip(_NONE)
-    assert_complete_and_within_budget(P.PACKAGE_DIR, (P.NAME,), 1_000_000)
+    assert_complete_and_within_budget(P.PACKAGE_DIR, (P.NAME, P.LM_NAME), 1_000_000)
 
 
 @pytest.mark.committed
@@ -53,3 +62,13 @@ def test_committed_routers_reach_their_recorded_gain():
     now = P.measure(P.NAME, "default", bank)
     assert abs(now["gated_gr"] - meta.metrics["gated_gr"]) <= 0.02
     assert np.isfinite(now["auc"])
+
+
+@pytest.mark.committed
+def test_committed_tiny_lm_reaches_its_recorded_metrics():
+    if not COMMITTED:
+        pytest.skip(_NONE)
+    model, meta = P.REGISTRY.load(P.LM_NAME, "default")
+    now = P.measure(P.LM_NAME, "default", model)
+    for key in ("loss", "greedy_accuracy"):
+        assert abs(now[key] - meta.metrics[key]) <= 0.02

@@ -9,6 +9,7 @@ from neurips26.expansion_utility.stats import (
     chain_gini,
     gini,
     is_healthy,
+    mean_bootstrap,
     pearson,
     pearson_bootstrap,
     wilson,
@@ -60,3 +61,13 @@ def test_health_and_pearson():
     assert -1 <= lo <= hi < 0
     with pytest.raises(ValueError, match="constant"):
         pearson(x, np.ones(10))
+
+
+def test_mean_bootstrap_brackets_the_mean_and_names_bad_input():
+    x = np.random.default_rng(0).normal(0.3, 0.1, size=40)
+    lo, hi = mean_bootstrap(x, seed=1)
+    assert lo < x.mean() < hi
+    assert hi - lo < 0.1  # about 4 standard errors of 0.016
+    assert mean_bootstrap(x, seed=1) == (lo, hi)
+    with pytest.raises(ValueError, match="x"):
+        mean_bootstrap(np.array([1.0, np.nan]))
