@@ -544,6 +544,18 @@ def check_directory_budget(directory: Path | str, written: int) -> int:
     return total
 
 
+@dataclass(frozen=True)
+class ModelRow:
+    """One row of a chapter's model table for :func:`prepare_main`: a checkpoint ``name`` and its ``role``
+    in a few words (``--list`` prints ``name  (role)``)."""
+
+    name: str
+    role: str
+
+    def __str__(self) -> str:
+        return f"{self.name}  ({self.role})"
+
+
 def prepare_main(
     argv: Sequence[str] | None,
     *,

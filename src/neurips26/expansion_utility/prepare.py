@@ -31,6 +31,7 @@ import neurips26
 from neurips26.cache import cached
 from neurips26.checkpoint_files import (
     FORMAT,
+    ModelRow,
     Registry,
     Sidecar,
     config_hash,
@@ -296,15 +297,6 @@ def prepare(
     return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale))
 
 
-@dataclass(frozen=True)
-class _Row:
-    name: str
-    role: str
-
-    def __str__(self) -> str:
-        return f"{self.name}  ({self.role})"
-
-
 def main(argv: list[str] | None = None) -> int:
     return prepare_main(
         argv,
@@ -312,8 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         description="Train the chapter 11 routers (leave-one-family-out) and tiny language model and write "
         "their float16 checkpoints.",
         models=(
-            _Row(NAME, "listwise, listwise without prior and pointwise nets of every fold"),
-            _Row(LM_NAME, "character-level decoder (2 x 64) of arithmetic chains"),
+            ModelRow(NAME, "listwise, listwise without prior and pointwise nets of every fold"),
+            ModelRow(LM_NAME, "character-level decoder (2 x 64) of arithmetic chains"),
         ),
         prepare=prepare,
     )

@@ -337,3 +337,12 @@ def test_load_half_state_checks_the_layout_and_loads_in_the_models_dtypes():
         assert torch.equal(value, state[key].to(value.dtype))
     with pytest.raises(StaleCheckpointError, match="net"):
         load_half_state("net", torch.nn.Linear(3, 5), half_state(torch.nn.Linear(3, 4)))
+
+
+def test_model_row_lists_name_and_role(capsys):
+    from neurips26.checkpoint_files import ModelRow, prepare_main
+
+    rows = (ModelRow("a", "first model"), ModelRow("b", "second"))
+    assert str(rows[0]) == "a  (first model)"
+    assert prepare_main(["--list"], prog="p", description="d", models=rows, prepare=None) == 0
+    assert capsys.readouterr().out.splitlines() == ["a  (first model)", "b  (second)"]
