@@ -1,0 +1,88 @@
+"""Target controllability of a static linear map ``y = G a`` (the linearised model): can the chosen nodes
+move the targets by ``Δ``, at what energy, and what is the best control under preservation and energy
+limits.
+
+- The rank test: ``G`` ``(n, k)`` can reach every displacement of its ``n`` targets exactly iff it has full
+  row rank ``n`` (the Kalman-style condition restricted to the targets).
+- The minimum-energy control ``a* = G⁺ Δ`` (exact when ``Δ`` lies in the range of ``G``; the least-squares
+  control of least norm otherwise), with energy ``‖a*‖² = Δᵀ W⁺ Δ``, ``W = G Gᵀ`` the controllability
+  Gramian of the static map.
+- With preservation and energy: ``min_a ‖G_T a − Δ‖² + λ_P ‖G_P a‖² + λ_E ‖a‖²``, then the projection onto
+  the energy ball ``‖a‖₂ ≤ E``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from neurips26.validation import check_float
+
+RANK_TOL = 1e-9
+
+
+def _matrix(name: str, value: object) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-d matrix; got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def _vector(name: str, value: object, rows: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != (rows,):
+        raise ValueError(f"{name} must have shape ({rows},); got {arr.shape}")
+    return arr
+
+
+def is_target_controllable(G: np.ndarray, *, tol: float = RANK_TOL) -> bool:
+    """Whether ``G`` has full row rank (every target displacement reachable)."""
+    G = _matrix("G", G)
+    return int(np.linalg.matrix_rank(G, tol=tol * max(1.0, np.abs(G).max()))) == G.shape[0]
+
+
+def min_energy_control(G: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """``a* = G⁺ Δ``."""
+    G = _matrix("G", G)
+    return np.linalg.pinv(G) @ _vector("delta", delta, G.shape[0])
+
+
+def control_energy(G: np.ndarray, delta: np.ndarray) -> float:
+    """``Δᵀ W⁺ Δ`` with the Gramian ``W = G Gᵀ`` (= ``‖G⁺ Δ‖²`` for ``Δ`` in the range of ``G``)."""
+    G = _matrix("G", G)
+    delta = _vector("delta", delta, G.shape[0])
+    return float(delta @ np.linalg.pinv(G @ G.T) @ delta)
+
+
+def project_energy(a: np.ndarray, energy: float) -> np.ndarray:
+    """``a`` scaled onto the ball ``‖a‖₂ ≤ E`` when outside it."""
+    energy = check_float("energy", energy, minimum=0.0, strict_min=True)
+    norm = float(np.linalg.norm(a))
+    return a * (energy / norm) if norm > energy else a
+
+
+def penalised_control(
+    G_T: np.ndarray,
+    delta: np.ndarray,
+    G_P: np.ndarray | None = None,
+    *,
+    lam_p: float = 1.0,
+    lam_e: float = 1e-3,
+    energy: float | None = None,
+) -> np.ndarray:
+    """``argmin_a ‖G_T a − Δ‖² + λ_P ‖G_P a‖² + λ_E ‖a‖²``, projected onto ``‖a‖ ≤ E`` when ``energy`` is
+    given."""
+    G_T = _matrix("G_T", G_T)
+    delta = _vector("delta", delta, G_T.shape[0])
+    lam_p = check_float("lam_p", lam_p, minimum=0.0)
+    lam_e = check_float("lam_e", lam_e, minimum=0.0)
+    k = G_T.shape[1]
+    A = G_T.T @ G_T + lam_e * np.eye(k)
+    if G_P is not None and len(G_P):
+        G_P = _matrix("G_P", G_P)
+        if G_P.shape[1] != k:
+            raise ValueError(f"G_P must have {k} columns like G_T; got {G_P.shape[1]}")
+        A = A + lam_p * G_P.T @ G_P
+    a = np.linalg.lstsq(A, G_T.T @ delta, rcond=None)[0]
+    return a if energy is None else project_energy(a, energy)

@@ -1,0 +1,149 @@
+"""The chapter's frozen model: one float16 checkpoint (chapter 12).
+
+``python -m neurips26.sparse_control.prepare --scale default`` trains the multi-task model of
+:mod:`~neurips26.sparse_control.model` and writes ``model.pt`` and ``model.json`` into
+``src/neurips26/sparse_control/checkpoints/`` (package data); ``--scale smoke`` writes a one-layer,
+50-update version into the user cache. The checkpoint is fresh when it reproduces its recorded task
+accuracies and neutral loss within 0.02 (another CPU moves the low bits of a forward pass).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import torch
+
+import neurips26
+from neurips26.cache import cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    ModelRow,
+    Registry,
+    Sidecar,
+    config_hash,
+    half_state,
+    load_half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.nn import Decoder
+from neurips26.scales import pick
+from neurips26.sparse_control.model import ModelSpec, evaluate_model, freeze, train_model
+from neurips26.sparse_control.tasks import facts
+from neurips26.sparse_control.vocabulary import words
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+NAME = "model"
+SOURCE_FILES = tuple(("neurips26.sparse_control", f) for f in ("vocabulary.py", "tasks.py", "model.py"))
+METRIC_ATOL = 0.02
+CURVE_EVERY = 10  # the sidecar keeps every tenth update's loss
+
+
+def spec_for(scale: str) -> ModelSpec:
+    """The model at ``scale`` (smoke: one layer, 50 updates)."""
+    return pick(scale, smoke=ModelSpec(depth=1, steps=50), default=ModelSpec())
+
+
+def expected_hash(name: str, scale: str) -> str:
+    return config_hash(
+        {"spec": spec_for(scale), "vocabulary": words(), "facts": facts().tolist(), "format": FORMAT}
+    )
+
+
+@dataclass(frozen=True)
+class ModelMeta(Sidecar):
+    """The sidecar: name, config_hash, source, metrics, the loss curve, weights_hash, version, torch,
+    train_seconds, format."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("metrics", "curve")
+
+    name: str
+    config_hash: str
+    source: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    curve: dict[str, list[float]] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+def measure(name: str, scale: str, model: Decoder) -> dict[str, float]:
+    """Accuracy on each task and the neutral next-word loss
+    (:func:`~neurips26.sparse_control.model.evaluate_model`)."""
+    return evaluate_model(model)
+
+
+def build(name: str, scale: str, meta: ModelMeta, state: dict[str, torch.Tensor]) -> Decoder:
+    return freeze(load_half_state(name, Decoder(spec_for(scale).config()), state))
+
+
+def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], ModelMeta]:
+    spec = spec_for(scale)
+
+    def compute() -> tuple[dict[str, torch.Tensor], ModelMeta]:
+        start = time.perf_counter()
+        model, losses = train_model(spec, progress=verbose)
+        state = half_state(model)
+        meta = ModelMeta(
+            name=name,
+            config_hash=expected_hash(name, scale),
+            source=source_fingerprint(SOURCE_FILES),
+            curve={"loss": [round(x, 4) for x in losses[::CURVE_EVERY]]},
+            weights_hash=weights_hash(state),
+            version=neurips26.__version__,
+            torch=torch.__version__,
+            train_seconds=round(time.perf_counter() - start, 1),
+        )
+        metrics = measure(name, scale, build(name, scale, meta, state))
+        return state, ModelMeta(**{**asdict(meta), "metrics": metrics})
+
+    return cached("sc-model", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose)
+
+
+REGISTRY = Registry(
+    chapter="sparse_control",
+    package_dir=PACKAGE_DIR,
+    names=(NAME,),
+    meta_class=ModelMeta,
+    expected_hash=expected_hash,
+    build=build,
+    measure=measure,
+    train=_train,
+    source_files=lambda name: SOURCE_FILES,
+    atol=METRIC_ATOL,
+)
+
+
+def pretrained(scale: str = "default", *, verbose: bool = True) -> tuple[Decoder, ModelMeta]:
+    """The frozen model: the fresh checkpoint, else trained exactly as ``prepare`` would."""
+    return REGISTRY.pretrained(NAME, scale, verbose=verbose)
+
+
+def prepare(
+    scale: str = "default", *, only: list[str] | None = None, out: str | None = None
+) -> list[ModelMeta]:
+    """Train and write the model's checkpoint at ``scale`` into ``out``."""
+    folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
+    return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.sparse_control.prepare",
+        description="Train the chapter 12 multi-task model and write its float16 checkpoint.",
+        models=(ModelRow(NAME, "3 x 64 decoder on IOI, MCQA, sentiment, refusal and neutral text"),),
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Chapter 12 (sparse internal control) tests."""
