@@ -7,8 +7,10 @@ cap ``c`` (in units of the site's size):
 - each node gets the sign ``s_j`` that helps on average, ``sign Σ_i sign(Δ_i) G_ij``, and its *aligned
   effect* on prompt ``i`` at the cap is ``e_ij = s_j sign(Δ_i) G_ij c / |Δ_i|``: the share of the required
   displacement the node achieves alone;
-- node ``j`` *covers* prompt ``i`` when ``e_ij ≥ τ`` and its leakage at the cap, the root-mean-square
-  change of the preservation readouts ``c ‖G_P[:, j]‖ / √M``, is at most ``leak_max``;
+- node ``j`` *covers* prompt ``i`` when ``e_ij ≥ τ`` and its leakage when covering is at most ``leak_max``:
+  the root-mean-square change of the preservation readouts, ``‖G_P[:, j]‖ / √M`` per unit of amplitude,
+  at the amplitude that gives a typical (median) prompt an aligned effect of ``τ``, ``c τ / median_i e_ij``
+  (the cap itself is an upper limit, not the dose a node is driven at);
 - its *stability* is the share of ``B`` bootstrap resamples of the prompts on which its coverage rate is at
   least half its full-set rate, times its consistency ``clip(mean_i e_ij / (2 sd_i e_ij), 0, 1)``;
 - greedy weighted max-coverage: repeatedly add the node maximising stability × the number of still
@@ -56,12 +58,17 @@ def aligned_effects(G_T: np.ndarray, delta: np.ndarray, cap: float) -> tuple[np.
     return sign[None, :] * toward * cap / np.abs(delta)[:, None], sign
 
 
-def leakage(G_P: np.ndarray | None, cap: float, n_nodes: int) -> np.ndarray:
-    """Root-mean-square change of the preservation readouts at the cap, per node ``(K,)``."""
+def leakage(G_P: np.ndarray | None, effects: np.ndarray, *, cap: float, tau: float) -> np.ndarray:
+    """Root-mean-square change of the preservation readouts when a node covers a typical prompt, per node
+    ``(K,)`` (module doc; ``inf`` for a node whose median aligned effect is not positive)."""
+    n_nodes = effects.shape[1]
+    median = np.median(effects, axis=0)
+    dose = np.where(median > 0, cap * tau / np.where(median > 0, median, 1.0), np.inf)
     if G_P is None or not len(G_P):
-        return np.zeros(n_nodes)
-    G_P = np.asarray(G_P, dtype=float)
-    return cap * np.linalg.norm(G_P, axis=0) / np.sqrt(len(G_P))
+        return np.where(np.isfinite(dose), 0.0, np.inf)
+    per_unit = np.linalg.norm(np.asarray(G_P, dtype=float), axis=0) / np.sqrt(len(G_P))
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(dose), per_unit * dose, np.inf)[:n_nodes]
 
 
 def stability(effects: np.ndarray, *, tau: float, bootstraps: int, seed: int) -> np.ndarray:
@@ -104,7 +111,7 @@ def coverage_driver(
         check_float("energy", energy, minimum=0.0, strict_min=True)
     effects, sign = aligned_effects(G_T, delta, cap)
     n, n_nodes = effects.shape
-    leak = leakage(G_P, cap, n_nodes)
+    leak = leakage(G_P, effects, cap=cap, tau=tau)
     allowed = leak <= leak_max
     stab = stability(effects, tau=tau, bootstraps=bootstraps, seed=seed) * allowed
     covers = (effects >= tau) & allowed[None, :]

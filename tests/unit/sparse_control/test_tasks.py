@@ -83,3 +83,14 @@ def test_bad_input_is_named():
         T.make_prompts("ioi", 4, split="test", seed=0)
     with pytest.raises(ValueError, match="n"):
         T.make_prompts("ioi", 0, split="train", seed=0)
+
+
+def test_label_noise_flips_about_its_share_to_another_option():
+    from neurips26.sparse_control.model import noisy_answers
+
+    p = T.make_prompts("mcqa", 4000, split="train", seed=8)
+    noisy = noisy_answers(p, 0.1, seed=0)
+    flipped = noisy != p.answer
+    assert 0.08 < flipped.mean() < 0.12
+    assert (p.options == noisy[:, None]).any(1).all()
+    np.testing.assert_array_equal(noisy_answers(p, 0.0, seed=0), p.answer)
