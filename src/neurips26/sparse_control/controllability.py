@@ -86,3 +86,34 @@ def penalised_control(
         A = A + lam_p * G_P.T @ G_P
     a = np.linalg.lstsq(A, G_T.T @ delta, rcond=None)[0]
     return a if energy is None else project_energy(a, energy)
+
+
+def constrained_control(
+    G_T: np.ndarray,
+    delta: np.ndarray,
+    G_P: np.ndarray | None,
+    *,
+    eta: float = 0.1,
+    energy: float,
+) -> tuple[np.ndarray, bool]:
+    """The least off-target control that reaches the target: ``argmin ‖G_P a‖²`` subject to
+    ``‖G_T a − Δ‖ ≤ η ‖Δ‖`` and ``‖a‖ ≤ E`` (a second-order cone program, solved by Clarabel through
+    cvxpy). When no such ``a`` exists, the control of least target residual within the energy ball, and
+    ``False``."""
+    import cvxpy as cp  # heavy to import, and only this function needs it
+
+    G_T = _matrix("G_T", G_T)
+    delta = _vector("delta", delta, G_T.shape[0])
+    eta = check_float("eta", eta, minimum=0.0)
+    energy = check_float("energy", energy, minimum=0.0, strict_min=True)
+    a = cp.Variable(G_T.shape[1])
+    ball = cp.norm(a, 2) <= energy
+    target = cp.norm(G_T @ a - delta, 2) <= eta * float(np.linalg.norm(delta))
+    off = cp.sum_squares(_matrix("G_P", G_P) @ a) if G_P is not None and len(G_P) else cp.sum_squares(a) * 0
+    problem = cp.Problem(cp.Minimize(off), [target, ball])
+    problem.solve(solver=cp.CLARABEL)
+    if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) and a.value is not None:
+        return np.asarray(a.value, dtype=float), True
+    fallback = cp.Problem(cp.Minimize(cp.norm(G_T @ a - delta, 2)), [ball])
+    fallback.solve(solver=cp.CLARABEL)
+    return np.asarray(a.value, dtype=float), False

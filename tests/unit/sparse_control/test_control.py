@@ -88,3 +88,18 @@ def test_omp_options_and_bounds():
         driver_omp(G, delta, k=2, energy=0.0)
     with pytest.raises(ValueError, match="G_P"):
         driver_omp(G, delta, np.ones((2, 3)), k=2)
+
+
+def test_constrained_control_reaches_with_least_leak_or_says_it_cannot():
+    from neurips26.sparse_control.controllability import constrained_control
+
+    rng = np.random.default_rng(4)
+    G, delta, P = rng.normal(size=(6, 10)), rng.normal(size=6), rng.normal(size=(8, 10))
+    a, ok = constrained_control(G, delta, P, eta=0.1, energy=50.0)
+    assert ok and np.linalg.norm(G @ a - delta) <= 0.1 * np.linalg.norm(delta) + 1e-6
+    exact = np.linalg.pinv(G) @ delta  # feasible too, but blind to the preservation rows
+    assert np.linalg.norm(P @ a) <= np.linalg.norm(P @ exact) + 1e-6
+    small, ok_small = constrained_control(G, delta, P, eta=0.1, energy=1e-3)
+    assert not ok_small and np.linalg.norm(small) <= 1e-3 + 1e-6
+    with pytest.raises(ValueError, match="energy"):
+        constrained_control(G, delta, P, energy=0.0)
