@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -197,24 +197,29 @@ def build(
     return load_half_state(name, RouterBank(folds_of(scale)), state).eval()
 
 
+def _sealed(
+    name: str, scale: str, state: dict[str, torch.Tensor], files: tuple, start: float
+) -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
+    """The float16 ``state`` with its sidecar, the metrics measured on the model rebuilt from it."""
+    meta = CheckpointMeta(
+        name=name,
+        config_hash=expected_hash(name, scale),
+        source=source_fingerprint(files),
+        weights_hash=weights_hash(state),
+        version=neurips26.__version__,
+        torch=torch.__version__,
+        train_seconds=round(time.perf_counter() - start, 1),
+    )
+    return state, replace(meta, metrics=measure(name, scale, build(name, scale, meta, state)))
+
+
 def _train_lm(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
     spec = lm_spec(scale)
 
     def compute() -> tuple[dict[str, torch.Tensor], CheckpointMeta]:
         start = time.perf_counter()
-        model, losses = train_tiny_lm(spec, progress=verbose)
-        state = half_state(model)
-        meta = CheckpointMeta(
-            name=name,
-            config_hash=expected_hash(name, scale),
-            source=source_fingerprint(LM_SOURCE_FILES),
-            weights_hash=weights_hash(state),
-            version=neurips26.__version__,
-            torch=torch.__version__,
-            train_seconds=round(time.perf_counter() - start, 1),
-        )
-        metrics = measure(name, scale, build(name, scale, meta, state))
-        return state, CheckpointMeta(**{**asdict(meta), "metrics": metrics})
+        model, _ = train_tiny_lm(spec, progress=verbose)
+        return _sealed(name, scale, half_state(model), LM_SOURCE_FILES, start)
 
     return cached(
         "eu-tiny-lm", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose
@@ -247,18 +252,7 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
                 for n in NETS
             ]
             getattr(bank, f"theta{f}").copy_(torch.tensor(theta))
-        state = half_state(bank)
-        meta = CheckpointMeta(
-            name=name,
-            config_hash=expected_hash(name, scale),
-            source=source_fingerprint(SOURCE_FILES),
-            weights_hash=weights_hash(state),
-            version=neurips26.__version__,
-            torch=torch.__version__,
-            train_seconds=round(time.perf_counter() - start, 1),
-        )
-        metrics = measure(name, scale, build(name, scale, meta, state))
-        return state, CheckpointMeta(**{**asdict(meta), "metrics": metrics})
+        return _sealed(name, scale, half_state(bank), SOURCE_FILES, start)
 
     return cached(
         "eu-routers", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose

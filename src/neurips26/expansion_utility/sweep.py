@@ -70,11 +70,20 @@ class CellResult:
     gini_inc_exact: float
 
 
-def run_cell(fam: SolverFamily, bench: Benchmark, config: SweepConfig) -> tuple[Chains, Utilities]:
-    """Chains and utilities of one cell (seeds derived from the cell's place in the grid)."""
-    problems = sample_problems(bench, config.chains, cell_seed(config.seed, bench, fam, 0))
-    chains = sample_chains(problems, fam, cell_seed(config.seed, bench, fam, 1))
-    return chains, utilities(chains, config.r, cell_seed(config.seed, bench, fam, 2))
+def run_cell(
+    fam: SolverFamily,
+    bench: Benchmark,
+    config: SweepConfig,
+    *,
+    like: tuple[SolverFamily, Benchmark] | None = None,
+) -> tuple[Chains, Utilities]:
+    """Chains and utilities of one cell, with seeds derived from the cell's place in the grid — or from
+    the place of the grid cell ``like`` = (family, benchmark), to rerun a cell with a modified family or
+    benchmark on the same random draws."""
+    seed_fam, seed_bench = (fam, bench) if like is None else like
+    problems = sample_problems(bench, config.chains, cell_seed(config.seed, seed_bench, seed_fam, 0))
+    chains = sample_chains(problems, fam, cell_seed(config.seed, seed_bench, seed_fam, 1))
+    return chains, utilities(chains, config.r, cell_seed(config.seed, seed_bench, seed_fam, 2))
 
 
 def summarise(chains: Chains, u: Utilities, beta: float = BUDGET) -> CellResult:

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from neurips26.expansion_utility.llm_chains import SampledChain, parse_answer, segment
-from neurips26.expansion_utility.utility import Utilities, allocation_value, incremental_value
+from neurips26.expansion_utility.utility import Utilities, utilities_from_hits
 from neurips26.llm import Scripted
 from neurips26.nn import Decoder, DecoderConfig, generate
 from neurips26.seeding import sub_seed
@@ -288,27 +288,10 @@ class LMCell:
         return np.full(len(self.terms), self.terms.shape[1] - 1)
 
     def utilities(self) -> Utilities:
-        """The cell's utilities from the selection and evaluation halves of its resamples and from all
-        of them (an even ``r``); a language model has no exact value, so ``exact`` and ``inc_exact`` are
+        """The cell's utilities from the selection and evaluation halves of its resamples and from all of
+        them (an even ``r``); a language model has no exact value, so ``exact`` and ``inc_exact`` are
         NaN."""
-        r = self.hits.shape[-1]
-        if r % 2:
-            raise ValueError(f"the cell's r must be even (two halves); got {r}")
-        hits = self.hits.astype(float)
-        p_sel, p_ev, p_all = hits[..., : r // 2].mean(-1), hits[..., r // 2 :].mean(-1), hits.mean(-1)
-        n, y0 = self.n, self.y0
-        nan = np.full(p_sel[:, :-1].shape, np.nan)
-        return Utilities(
-            sel=allocation_value(p_sel, y0, n),
-            ev=allocation_value(p_ev, y0, n),
-            reuse=allocation_value(p_all, y0, n),
-            exact=nan,
-            inc_sel=incremental_value(p_sel, n),
-            inc_ev=incremental_value(p_ev, n),
-            inc_exact=nan.copy(),
-            n=n,
-            y0=y0,
-        )
+        return utilities_from_hits(self.hits, self.y0, self.n)
 
 
 def lm_cell(sampler: TinyLMSampler, terms: np.ndarray, r: int, seed: int) -> LMCell:

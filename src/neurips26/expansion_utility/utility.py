@@ -61,17 +61,20 @@ def incremental_value(p: np.ndarray, n: np.ndarray) -> np.ndarray:
     return u
 
 
-def utilities(chains: Chains, r: int, seed: int) -> Utilities:
-    """The sweep of one cell: ``r`` continuations from every step of every chain (``r`` even, ≥ 2), split
-    in halves, and the exact utilities."""
-    r = check_int("r", r, minimum=2)
-    if r % 2:
+def utilities_from_hits(
+    hits: np.ndarray, y0: np.ndarray, n: np.ndarray, p_exact: np.ndarray | None = None
+) -> Utilities:
+    """Utilities from the outcomes ``hits`` ``(C, n_max + 1, r)`` of ``r`` continuations from every step
+    (``r`` even: the first half selects, the second evaluates), the chains' correctness ``y0`` and step
+    counts ``n``, and the exact ``p_k`` when known (NaN otherwise, e.g. for a language model)."""
+    r = hits.shape[-1]
+    if r < 2 or r % 2:
         raise ValueError(f"r must be even (two halves of r/2 continuations); got {r}")
-    hits = resample_from(chains, r, seed).astype(float)  # (C, n_max + 1, r)
+    hits = hits.astype(float)
     half = r // 2
     p_sel, p_ev, p_all = hits[..., :half].mean(-1), hits[..., half:].mean(-1), hits.mean(-1)
-    p_exact = exact_success_prob(chains)
-    n, y0 = chains.n, chains.correct
+    if p_exact is None:
+        p_exact = np.full(p_sel.shape, np.nan)
     return Utilities(
         sel=allocation_value(p_sel, y0, n),
         ev=allocation_value(p_ev, y0, n),
@@ -82,4 +85,15 @@ def utilities(chains: Chains, r: int, seed: int) -> Utilities:
         inc_exact=incremental_value(p_exact, n),
         n=n,
         y0=y0,
+    )
+
+
+def utilities(chains: Chains, r: int, seed: int) -> Utilities:
+    """The sweep of one cell: ``r`` continuations from every step of every chain (``r`` even, ≥ 2), split
+    in halves, and the exact utilities."""
+    r = check_int("r", r, minimum=2)
+    if r % 2:
+        raise ValueError(f"r must be even (two halves of r/2 continuations); got {r}")
+    return utilities_from_hits(
+        resample_from(chains, r, seed), chains.correct, chains.n, exact_success_prob(chains)
     )

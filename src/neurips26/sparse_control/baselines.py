@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurips26.sparse_control.controllability import project_energy
+from neurips26.sparse_control.controllability import check_system, project_energy
 from neurips26.sparse_control.driver_omp import Control
 from neurips26.validation import check_int, check_seed
 
 RANDOM_DRAWS = 20
 
 
-def _fit(G_T: np.ndarray, delta: np.ndarray, nodes: np.ndarray, energy: float | None, method: str) -> Control:
+def least_squares_control(
+    G_T: np.ndarray, delta: np.ndarray, nodes: np.ndarray, energy: float | None, method: str
+) -> Control:
+    """The control of ``nodes`` with least-squares shared amplitudes, projected onto ``‖a‖ ≤ E``."""
     A = G_T[:, nodes]
     a = np.linalg.lstsq(A, delta, rcond=None)[0]
     residual = float(np.linalg.norm(A @ a - delta) / np.linalg.norm(delta))
@@ -30,20 +33,12 @@ def _fit(G_T: np.ndarray, delta: np.ndarray, nodes: np.ndarray, energy: float | 
     return Control(np.asarray(nodes, dtype=int), a, residual, method)
 
 
-def _check(G_T: np.ndarray, delta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    G_T = np.asarray(G_T, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    if G_T.ndim != 2 or delta.shape != (G_T.shape[0],):
-        raise ValueError(f"G_T must be (n, K) and delta (n,); got {G_T.shape} and {delta.shape}")
-    return G_T, delta
-
-
 def attribution_top_k(G_T: np.ndarray, delta: np.ndarray, *, k: int, energy: float | None = None) -> Control:
     """The ``k`` nodes of largest ``|⟨G_T[:, j], Δ⟩|``, least-squares amplitudes."""
-    G_T, delta = _check(G_T, delta)
+    G_T, delta = check_system(G_T, delta)
     k = check_int("k", k, minimum=1, maximum=G_T.shape[1])
     score = np.abs(G_T.T @ delta) / np.linalg.norm(delta)
-    return _fit(G_T, delta, np.argsort(-score, kind="stable")[:k], energy, "attribution")
+    return least_squares_control(G_T, delta, np.argsort(-score, kind="stable")[:k], energy, "attribution")
 
 
 def random_k(
@@ -56,7 +51,7 @@ def random_k(
     energy: float | None = None,
 ) -> Control:
     """The median-residual control of ``draws`` distinct random ``k``-node sets."""
-    G_T, delta = _check(G_T, delta)
+    G_T, delta = check_system(G_T, delta)
     k = check_int("k", k, minimum=1, maximum=G_T.shape[1])
     draws = check_int("draws", draws, minimum=1)
     rng = np.random.default_rng(check_seed("seed", seed))
@@ -67,14 +62,14 @@ def random_k(
         if nodes in seen:
             continue
         seen.add(nodes)
-        controls.append(_fit(G_T, delta, np.array(nodes), energy, "random"))
+        controls.append(least_squares_control(G_T, delta, np.array(nodes), energy, "random"))
     order = np.argsort([c.residual for c in controls], kind="stable")
     return controls[order[len(order) // 2]]
 
 
 def single_best(G_T: np.ndarray, delta: np.ndarray, *, energy: float | None = None) -> Control:
     """The node whose least-squares fit alone leaves the smallest residual."""
-    G_T, delta = _check(G_T, delta)
+    G_T, delta = check_system(G_T, delta)
     norms = np.linalg.norm(G_T, axis=0)
     explained = np.where(norms > 0, np.abs(G_T.T @ delta) / np.where(norms > 0, norms, 1.0), 0.0)
-    return _fit(G_T, delta, np.array([int(np.argmax(explained))]), energy, "single best")
+    return least_squares_control(G_T, delta, np.array([int(np.argmax(explained))]), energy, "single best")

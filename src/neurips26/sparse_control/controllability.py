@@ -36,6 +36,15 @@ def _vector(name: str, value: object, rows: int) -> np.ndarray:
     return arr
 
 
+def check_system(G_T: object, delta: object) -> tuple[np.ndarray, np.ndarray]:
+    """``G_T`` ``(n, K)`` and ``delta`` ``(n,)`` as float arrays (``ValueError`` naming both otherwise)."""
+    G_T = np.asarray(G_T, dtype=float)
+    delta = np.asarray(delta, dtype=float)
+    if G_T.ndim != 2 or delta.shape != (G_T.shape[0],):
+        raise ValueError(f"G_T must be (n, K) and delta (n,); got {G_T.shape} and {delta.shape}")
+    return G_T, delta
+
+
 def is_target_controllable(G: np.ndarray, *, tol: float = RANK_TOL) -> bool:
     """Whether ``G`` has full row rank (every target displacement reachable)."""
     G = _matrix("G", G)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from neurips26.sparse_control.controllability import project_energy
+from neurips26.sparse_control.controllability import check_system, project_energy
 from neurips26.sparse_control.driver_omp import Control
 from neurips26.validation import check_float, check_int, check_seed
 
@@ -47,10 +47,7 @@ class CoverageTrace:
 
 def aligned_effects(G_T: np.ndarray, delta: np.ndarray, cap: float) -> tuple[np.ndarray, np.ndarray]:
     """The aligned effects ``e`` ``(n, K)`` and each node's sign ``s`` ``(K,)``."""
-    G_T = np.asarray(G_T, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    if G_T.ndim != 2 or delta.shape != (G_T.shape[0],):
-        raise ValueError(f"G_T must be (n, K) and delta (n,); got {G_T.shape} and {delta.shape}")
+    G_T, delta = check_system(G_T, delta)
     if (delta == 0).any():
         raise ValueError("delta must be non-zero for every prompt")
     toward = np.sign(delta)[:, None] * G_T
@@ -61,14 +58,13 @@ def aligned_effects(G_T: np.ndarray, delta: np.ndarray, cap: float) -> tuple[np.
 def leakage(G_P: np.ndarray | None, effects: np.ndarray, *, cap: float, tau: float) -> np.ndarray:
     """Root-mean-square change of the preservation readouts when a node covers a typical prompt, per node
     ``(K,)`` (module doc; ``inf`` for a node whose median aligned effect is not positive)."""
-    n_nodes = effects.shape[1]
     median = np.median(effects, axis=0)
     dose = np.where(median > 0, cap * tau / np.where(median > 0, median, 1.0), np.inf)
     if G_P is None or not len(G_P):
         return np.where(np.isfinite(dose), 0.0, np.inf)
     per_unit = np.linalg.norm(np.asarray(G_P, dtype=float), axis=0) / np.sqrt(len(G_P))
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(dose), per_unit * dose, np.inf)[:n_nodes]
+        return np.where(np.isfinite(dose), per_unit * dose, np.inf)
 
 
 def stability(effects: np.ndarray, *, tau: float, bootstraps: int, seed: int) -> np.ndarray:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.sparse_control.controllability import project_energy
+from neurips26.sparse_control.controllability import check_system, project_energy
 from neurips26.validation import check_float, check_int
 
 Relinearise = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray | None]]
@@ -43,10 +43,7 @@ class Control:
 
 def dictionary(G_T: np.ndarray, delta: np.ndarray, G_P: np.ndarray | None, lam_p: float) -> tuple:
     """``D = [G_T; √λ_P G_P]`` and ``b = [Δ; 0]``."""
-    G_T = np.asarray(G_T, dtype=float)
-    delta = np.asarray(delta, dtype=float)
-    if G_T.ndim != 2 or delta.shape != (G_T.shape[0],):
-        raise ValueError(f"G_T must be (n, K) and delta (n,); got {G_T.shape} and {delta.shape}")
+    G_T, delta = check_system(G_T, delta)
     if G_P is None or lam_p == 0 or not len(G_P):
         return G_T, delta
     G_P = np.asarray(G_P, dtype=float)

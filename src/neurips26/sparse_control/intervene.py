@@ -35,31 +35,24 @@ def _site_hook(site, vectors: torch.Tensor, amps: torch.Tensor, mode: str):
 
     def hook(module, inputs, output):
         x = output[:, :, site.head] if site.component == "head" else output
-        v = vectors.to(x.dtype)
-        a = amps.to(x.dtype)
+        v, a = vectors.to(x.dtype), amps.to(x.dtype)
+        part = x if site.position is None else x[:, site.position]  # (B, w) or (B, T, w)
+        every_position = part.dim() == 3
         if mode == "add":
-            delta = a @ v  # (w,) or (N, w)
-            if delta.dim() == 2:
-                delta = delta[:, None, :] if site.position is None else delta
-            if site.position is None:
-                new = x + delta
-            else:
-                new = x.clone()
-                new[:, site.position] = x[:, site.position] + delta
+            delta = a @ v  # (w,) shared, or (N, w) one row per prompt
+            part = part + (delta[:, None] if delta.dim() == 2 and every_position else delta)
+        else:  # clamp each direction's component to a_j · ‖v_j‖, one node after another
+            for j in range(v.shape[0]):
+                norm = v[j].norm()
+                u = v[j] / norm
+                level = a[..., j] * norm  # a scalar, or one per prompt
+                level = level[:, None] if level.dim() == 1 and every_position else level
+                part = part + (level - part @ u)[..., None] * u
+        if site.position is None:
+            new = part
         else:
             new = x.clone()
-            part = new if site.position is None else new[:, site.position]
-            for j in range(v.shape[0]):
-                u = v[j] / v[j].norm()
-                level = (a[..., j] if a.dim() == 1 else a[:, j]) * v[j].norm()
-                current = part @ u
-                if a.dim() == 2 and site.position is None:
-                    level = level[:, None]
-                part = part + (level - current)[..., None] * u
-            if site.position is None:
-                new = part
-            else:
-                new[:, site.position] = part
+            new[:, site.position] = part
         if site.component == "head":
             out = output.clone()
             out[:, :, site.head] = new

@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from neurips26.nn import Decoder
-from neurips26.sparse_control.controllability import project_energy
+from neurips26.sparse_control.baselines import least_squares_control
+from neurips26.sparse_control.controllability import check_system, project_energy
 from neurips26.sparse_control.driver_omp import Control
 from neurips26.sparse_control.intervene import logits_with
 from neurips26.sparse_control.nodes import NodeSet, site_activations
@@ -100,10 +101,6 @@ def patching_top_k(
 ) -> Control:
     """The ``k`` nodes whose patch moves the target most, least-squares amplitudes on ``G_T``."""
     k = check_int("k", k, minimum=1, maximum=len(effects))
+    G_T, delta = check_system(G_T, delta)
     nodes = np.argsort(-np.asarray(effects), kind="stable")[:k]
-    A = np.asarray(G_T, dtype=float)[:, nodes]
-    a = np.linalg.lstsq(A, delta, rcond=None)[0]
-    residual = float(np.linalg.norm(A @ a - delta) / np.linalg.norm(delta))
-    if energy is not None:
-        a = project_energy(a, energy)
-    return Control(nodes, a, residual, "patching")
+    return least_squares_control(G_T, delta, nodes, energy, "patching")

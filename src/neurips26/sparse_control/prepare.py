@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -103,7 +103,7 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
             train_seconds=round(time.perf_counter() - start, 1),
         )
         metrics = measure(name, scale, build(name, scale, meta, state))
-        return state, ModelMeta(**{**asdict(meta), "metrics": metrics})
+        return state, replace(meta, metrics=metrics)
 
     return cached("sc-model", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose)
 

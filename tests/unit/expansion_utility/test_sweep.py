@@ -1,6 +1,7 @@
 """The sweep: cells summarised, health decided, the winner's curse visible."""
 
 import numpy as np
+import pytest
 
 from neurips26.expansion_utility.simulator import BENCHMARKS, FAMILIES
 from neurips26.expansion_utility.sweep import SweepConfig, oracle_sweep, run_cell, summarise, winners_curse
@@ -23,6 +24,21 @@ def test_exact_gap_is_the_ceiling_and_reuse_inflates():
     cell = summarise(chains, u)
     assert cell.gap_exact >= 0 and cell.gap_reuse > cell.gap
     assert np.isfinite(cell.gini) and 0 <= cell.gini_exact <= 1
+
+
+def test_a_modified_cell_reruns_on_the_draws_of_its_grid_cell():
+    import dataclasses
+
+    config = SweepConfig(chains=30, r=4)
+    fam, bench = FAMILIES[2], BENCHMARKS[4]
+    chains, u = run_cell(fam, bench, config)
+    same, u_same = run_cell(fam, bench, config, like=(fam, bench))
+    np.testing.assert_array_equal(u.sel, u_same.sel)
+    wider = dataclasses.replace(bench, answers=bench.answers * 10)
+    with pytest.raises(ValueError):
+        run_cell(fam, wider, config)  # not a grid cell: it has no seeds of its own
+    moved, _ = run_cell(fam, wider, config, like=(fam, bench))
+    np.testing.assert_array_equal(moved.correct_before, chains.correct_before)  # the same draws
 
 
 def test_winners_curse_is_largest_at_small_r():

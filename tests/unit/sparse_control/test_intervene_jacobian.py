@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from neurips26.nn import hook_points
+from neurips26.nn import hook_points, hooked
 from neurips26.sparse_control.intervene import intervened, logits_with
 from neurips26.sparse_control.jacobian import linearise
 from neurips26.sparse_control.nodes import Site, build_nodes
@@ -93,3 +93,27 @@ def test_bad_input_is_named(model64, nodes):
             pass
     with pytest.raises(ValueError, match="component"):
         Site("blocks.0.resid_pre", "attention")
+
+
+def test_clamp_sets_the_component_and_ablation_removes_it(model64, nodes, ioi):
+    ids = torch.from_numpy(ioi.ids)
+    for j in (
+        2,
+        int(np.flatnonzero(np.array([nodes.sites[s].component for s in nodes.site_of]) == "head")[0]),
+    ):
+        site = nodes.sites[nodes.site_of[j]]
+        v = torch.from_numpy(nodes.vector(j))
+        u = v / v.norm()
+        seen = {}
+
+        def keep(module, inputs, output, site=site, seen=seen):
+            x = output[:, :, site.head] if site.component == "head" else output
+            seen["x"] = x[:, site.position].detach()
+
+        for level in (0.0, 0.7):
+            with intervened(model64, nodes, [j], torch.tensor([level], dtype=torch.float64), mode="clamp"):
+                with hooked(model64, {site.point: keep}):  # registered after: sees the clamped output
+                    model64(ids)
+            torch.testing.assert_close(
+                seen["x"] @ u, torch.full((len(ids),), level * float(v.norm()), dtype=torch.float64)
+            )
