@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from neurips26.sparse_control.controllability import check_system, project_energy
+from neurips26.sparse_control.controllability import ball_least_squares, capped_gain, check_system
 from neurips26.sparse_control.driver_omp import Control
 from neurips26.validation import check_int, check_seed
 
@@ -24,12 +24,11 @@ RANDOM_DRAWS = 20
 def least_squares_control(
     G_T: np.ndarray, delta: np.ndarray, nodes: np.ndarray, energy: float | None, method: str
 ) -> Control:
-    """The control of ``nodes`` with least-squares shared amplitudes, projected onto ``‖a‖ ≤ E``."""
+    """The control of ``nodes`` with the least-squares shared amplitudes inside ``‖a‖ ≤ E`` (the fit every
+    selector's nodes get, so that selectors differ only in their choice)."""
     A = G_T[:, nodes]
-    a = np.linalg.lstsq(A, delta, rcond=None)[0]
+    a = ball_least_squares(A, delta, energy)
     residual = float(np.linalg.norm(A @ a - delta) / np.linalg.norm(delta))
-    if energy is not None:
-        a = project_energy(a, energy)
     return Control(np.asarray(nodes, dtype=int), a, residual, method)
 
 
@@ -68,8 +67,7 @@ def random_k(
 
 
 def single_best(G_T: np.ndarray, delta: np.ndarray, *, energy: float | None = None) -> Control:
-    """The node whose least-squares fit alone leaves the smallest residual."""
+    """The node whose least-squares fit alone (within ``|a| ≤ E``) leaves the smallest residual."""
     G_T, delta = check_system(G_T, delta)
-    norms = np.linalg.norm(G_T, axis=0)
-    explained = np.where(norms > 0, np.abs(G_T.T @ delta) / np.where(norms > 0, norms, 1.0), 0.0)
-    return least_squares_control(G_T, delta, np.array([int(np.argmax(explained))]), energy, "single best")
+    gain = capped_gain(G_T, delta, energy)
+    return least_squares_control(G_T, delta, np.array([int(np.argmax(gain))]), energy, "single best")

@@ -9,6 +9,8 @@ limits.
   Gramian of the static map.
 - With preservation and energy: ``min_a ‖G_T a − Δ‖² + λ_P ‖G_P a‖² + λ_E ‖a‖²``, then the projection onto
   the energy ball ``‖a‖₂ ≤ E``.
+- Least squares inside the energy ball (:func:`ball_least_squares`, the trust-region subproblem) and the
+  largest decrease of a residual that one node can make within the bound (:func:`capped_gain`).
 """
 
 from __future__ import annotations
@@ -69,6 +71,55 @@ def project_energy(a: np.ndarray, energy: float) -> np.ndarray:
     energy = check_float("energy", energy, minimum=0.0, strict_min=True)
     norm = float(np.linalg.norm(a))
     return a * (energy / norm) if norm > energy else a
+
+
+def ball_least_squares(
+    A: np.ndarray, b: np.ndarray, energy: float | None, *, lam_e: float = 0.0
+) -> np.ndarray:
+    """``argmin_a ‖A a − b‖² + λ_E ‖a‖²`` subject to ``‖a‖₂ ≤ E`` (no bound when ``energy`` is None).
+
+    Inside the ball the ridge solution; otherwise the bound is active and the solution is the ridge solution
+    whose extra penalty ``μ`` puts it on the sphere (``‖a(μ)‖`` falls monotonically in ``μ``: found by
+    bisection on ``log μ``). Unlike scaling the unconstrained solution onto the ball, this keeps the best
+    fit the bound allows."""
+    A = _matrix("A", A)
+    b = _vector("b", b, A.shape[0])
+    lam_e = check_float("lam_e", lam_e, minimum=0.0)
+    AtA, Atb, eye = A.T @ A, A.T @ b, np.eye(A.shape[1])
+
+    def solve(mu: float) -> np.ndarray:
+        return np.linalg.lstsq(AtA + (lam_e + mu) * eye, Atb, rcond=None)[0]
+
+    a = solve(0.0)
+    if energy is None:
+        return a
+    energy = check_float("energy", energy, minimum=0.0, strict_min=True)
+    if np.linalg.norm(a) <= energy:
+        return a
+    lo, hi = 0.0, max(float(np.linalg.norm(Atb)) / energy, 1e-12)  # ‖a(hi)‖ ≤ ‖Aᵀb‖ / hi = E
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if np.linalg.norm(solve(mid)) > energy:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10 * hi:
+            break
+    return project_energy(solve(hi), energy)
+
+
+def capped_gain(D: np.ndarray, r: np.ndarray, energy: float | None) -> np.ndarray:
+    """For every column ``D_j``: the largest decrease of ``‖r‖²`` that ``a_j D_j`` makes with ``|a_j| ≤ E``.
+
+    The free optimum ``a_j = ⟨r, D_j⟩ / ‖D_j‖²`` gives ``⟨r, D_j⟩² / ‖D_j‖²`` (the squared normalised
+    correlation of plain OMP); clipped to ``±E`` it gives ``2 E |⟨r, D_j⟩| − E² ‖D_j‖²``."""
+    D = _matrix("D", D)
+    r = _vector("r", r, D.shape[0])
+    corr = D.T @ r
+    sq = np.einsum("ij,ij->j", D, D)
+    free = np.divide(np.abs(corr), sq, out=np.zeros_like(corr), where=sq > 0)
+    a = free if energy is None else np.minimum(free, energy)
+    return 2 * a * np.abs(corr) - a**2 * sq
 
 
 def penalised_control(

@@ -5,9 +5,16 @@ With the dictionary ``D = [G_T; √λ_P G_P]`` and the signal ``b = [Δ; 0]``: s
 nodes; repeatedly add the node whose normalised column ``D_j / ‖D_j‖`` is most correlated with the residual,
 refit the amplitudes of all chosen nodes by ridge least squares
 ``a_C = argmin ‖D_C a − b‖² + λ_E ‖a‖²`` and update ``r = b − D_C a_C``; stop at ``k`` nodes or when
-``‖r‖ ≤ η ‖b‖``; finally scale ``a_C`` onto the energy ball ``‖a‖ ≤ E``. Options: at most one node per
-site, and a re-linearisation around the current control every few picks (the caller's ``relinearise``
-returns the new ``G_T``, ``Δ`` and ``G_P`` for a full refit).
+``‖r‖ ≤ η ‖b‖``. Options: at most one node per site, and a re-linearisation around the current control
+every few picks (the caller's ``relinearise`` returns the new ``G_T``, ``Δ`` and ``G_P`` for a full refit).
+
+With an energy bound ``E`` (our change, chapter 12's "What we changed and why"): OMP's pick is the node
+that most decreases ``‖r‖`` in one step; plain OMP measures that decrease with a free amplitude (hence the
+normalised columns), which favours tiny columns that could only help at amplitudes far outside the bound.
+We measure it with ``|a_j| ≤ E`` (:func:`~neurips26.sparse_control.controllability.capped_gain`: the same
+pick as plain OMP whenever the free amplitude is within the bound), and refit inside the ball
+(:func:`~neurips26.sparse_control.controllability.ball_least_squares`) instead of scaling onto it at the
+end.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from neurips26.sparse_control.controllability import check_system, project_energy
+from neurips26.sparse_control.controllability import ball_least_squares, capped_gain, check_system
 from neurips26.validation import check_float, check_int
 
 Relinearise = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray | None]]
@@ -52,12 +59,6 @@ def dictionary(G_T: np.ndarray, delta: np.ndarray, G_P: np.ndarray | None, lam_p
     return np.vstack([G_T, np.sqrt(lam_p) * G_P]), np.concatenate([delta, np.zeros(len(G_P))])
 
 
-def ridge_fit(D_C: np.ndarray, b: np.ndarray, lam_e: float) -> np.ndarray:
-    """``argmin_a ‖D_C a − b‖² + λ_E ‖a‖²``."""
-    k = D_C.shape[1]
-    return np.linalg.solve(D_C.T @ D_C + lam_e * np.eye(k), D_C.T @ b)
-
-
 def driver_omp(
     G_T: np.ndarray,
     delta: np.ndarray,
@@ -88,9 +89,12 @@ def driver_omp(
     a = np.zeros(0)
     r = b.copy()
     goal = eta * np.linalg.norm(b)
+
+    def fit(D_C: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return ball_least_squares(D_C, b, energy, lam_e=lam_e)
+
     while len(chosen) < min(k, n_nodes) and np.linalg.norm(r) > goal:
-        norms = np.linalg.norm(D, axis=0)
-        score = np.abs(D.T @ r) / np.where(norms > 0, norms, np.inf)
+        score = capped_gain(D, r, energy)
         score[chosen] = -1.0
         if site_of is not None and chosen:
             score[np.isin(site_of, np.asarray(site_of)[chosen])] = -1.0
@@ -98,13 +102,11 @@ def driver_omp(
         if score[j] <= 0:
             break
         chosen.append(j)
-        a = ridge_fit(D[:, chosen], b, lam_e)
+        a = fit(D[:, chosen], b)
         if relinearise is not None and len(chosen) % every == 0 and len(chosen) < k:
             G_T, delta, G_P = relinearise(np.array(chosen), a)
             D, b = dictionary(G_T, delta, G_P, lam_p)
-            a = ridge_fit(D[:, chosen], b, lam_e)
+            a = fit(D[:, chosen], b)
         r = b - D[:, chosen] @ a
     residual = float(np.linalg.norm(r) / max(np.linalg.norm(b), 1e-300))
-    if energy is not None and len(a):
-        a = project_energy(a, energy)
     return Control(np.array(chosen, dtype=int), a, residual, "driver-omp")

@@ -4,7 +4,9 @@ linearisation, the desired displacement), every selector's control at a node bud
 A task's control problem uses the frozen model's float64 copy. The selection prompts are those whose
 target is not yet the model's choice (``y_T < 0``: there is something to control); the desired displacement
 brings every one of them to ``y_T = +1`` (:data:`TARGET`). The held-out prompts come from the held-out
-templates. Selectors see the selection prompts' linearisation only; every axis is measured on the model.
+templates. Selectors choose their nodes on the selection prompts' linearisation; every selector's nodes then
+get the same amplitude fit on the model (:func:`~neurips26.sparse_control.refit.gauss_newton_refit`, inside
+the energy ball), and every axis is measured on the model.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from neurips26.sparse_control.model_baselines import dense_steering, patch_effec
 from neurips26.sparse_control.nodes import NodeSet, build_nodes
 from neurips26.sparse_control.prepare import pretrained
 from neurips26.sparse_control.readouts import target_readout
+from neurips26.sparse_control.refit import gauss_newton_refit
 from neurips26.sparse_control.tasks import TASKS, PromptSet, contrast, make_prompts, neutral_windows
 from neurips26.validation import check_choice, check_int
 
@@ -118,8 +121,17 @@ def build_problem(model, task: str, config: ProblemConfig) -> Problem:
     return Problem(task, prompts, held, nodes, lin, TARGET - lin.y_T, neutral, others, patch)
 
 
-def select(problem: Problem, method: str, k: int, *, seed: int = 0) -> Control:
-    """The control of ``method`` at budget ``k`` on ``problem`` (energy bound :data:`ENERGY`)."""
+def select(model, problem: Problem, method: str, k: int, *, seed: int = 0) -> Control:
+    """The control of ``method`` at budget ``k`` on ``problem`` (energy bound :data:`ENERGY`): the
+    selector's nodes with amplitudes refitted on ``model`` (module doc)."""
+    check_choice("method", method, SELECTORS)
+    k = check_int("k", k, minimum=1)
+    control = choose(problem, method, k, seed=seed)
+    return gauss_newton_refit(model, problem.nodes, control, problem.prompts, TARGET, energy=ENERGY)
+
+
+def choose(problem: Problem, method: str, k: int, *, seed: int = 0) -> Control:
+    """The nodes and linear amplitudes of ``method`` at budget ``k``, from the linearisation alone."""
     check_choice("method", method, SELECTORS)
     k = check_int("k", k, minimum=1)
     G_T, delta = problem.lin.G_T, problem.delta
@@ -203,12 +215,12 @@ def run_claims(scale: str = "default") -> ClaimsData:
             budgets = config.budgets if task != "refusal" else refusal_budgets
             axes[task] = {
                 # the single best node is one node whatever the budget: measured once, at the first
-                m: {k: axes_of(model, problem, select(problem, m, k)) for k in _budgets_of(m, budgets)}
+                m: {k: axes_of(model, problem, select(model, problem, m, k)) for k in _budgets_of(m, budgets)}
                 for m in methods
             }
             ok = [k for k in budgets if sparsely_controllable(axes[task]["driver-omp"][k])["all"]]
             passing[task] = ok[0] if ok else None
-            main = select(problem, "driver-omp", min(MAIN_K, max(budgets)))
+            main = select(model, problem, "driver-omp", min(MAIN_K, max(budgets)))
             dense_nodes_, dense_control = dense(model, problem)
             matched[task] = {
                 "sparse": matched_kl(model, problem.nodes, main, problem.prompts, problem.neutral),

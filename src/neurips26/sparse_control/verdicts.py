@@ -12,15 +12,16 @@ paper's abstract has no numbers; every margin is ours).
   controls (``k = 4``) are at least :data:`DOSE` (0.9), averaged over the tasks.
 * feedback :func:`feedback_criteria` — closed-loop set-point success exceeds open-loop by
   :data:`FEEDBACK_GAIN` (0.2), averaged over the tasks.
-* refusal-boundary :func:`refusal_criteria` — refusal passes all six axes only at a larger budget than the
-  easiest of the other tasks, or at no budget up to 16.
+* refusal-boundary :func:`refusal_criteria` — some other task passes all six axes at a budget ``k ≤ 8``,
+  and refusal passes only at a larger budget, or at no budget up to 16. (When no task passes, refusal is not
+  set apart as a boundary: not reproduced.)
 * linearisation (ours) :func:`linearisation_criteria` — the linear prediction ``y_0 + α G a`` explains at
   least :data:`LINEAR_R2` (0.9) of the variance of the measured readout for ``|α| ≤ 0.5``.
 """
 
 from __future__ import annotations
 
-from neurips26.criteria import Criterion, at_least
+from neurips26.criteria import Criterion, at_least, holds
 
 REACH = 0.8
 OVER_ATTRIBUTION = 0.05
@@ -89,15 +90,15 @@ def feedback_criteria(closed: float, open_loop: float) -> list[Criterion]:
 
 def refusal_criteria(refusal_k: int, easiest_other_k: int) -> list[Criterion]:
     """Smallest budget at which each passes all axes (:data:`NEVER` when none does)."""
-    never = refusal_k >= NEVER
-    margin = 1.0 if never else float(refusal_k - easiest_other_k)
+    margin = 1.0 if refusal_k >= NEVER else float(refusal_k - easiest_other_k)
     return [
+        holds("some other task passes every axis (k ≤ 8)", easiest_other_k <= 8),
         at_least(
             "refusal needs a larger budget than the easiest other task, or fails at 16",
             margin,
             1.0,
             scale=1.0,
-        )
+        ),
     ]
 
 

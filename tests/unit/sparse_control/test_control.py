@@ -103,3 +103,48 @@ def test_constrained_control_reaches_with_least_leak_or_says_it_cannot():
     assert not ok_small and np.linalg.norm(small) <= 1e-3 + 1e-6
     with pytest.raises(ValueError, match="energy"):
         constrained_control(G, delta, P, energy=0.0)
+
+
+def test_ball_least_squares_is_the_constrained_optimum():
+    import cvxpy as cp
+
+    from neurips26.sparse_control.controllability import ball_least_squares
+
+    rng = np.random.default_rng(3)
+    A, b = rng.normal(size=(20, 5)), rng.normal(size=20) * 10
+    free = np.linalg.lstsq(A, b, rcond=None)[0]
+    np.testing.assert_allclose(ball_least_squares(A, b, None), free, atol=1e-10)
+    np.testing.assert_allclose(ball_least_squares(A, b, 2 * np.linalg.norm(free)), free, atol=1e-10)
+    energy = 0.3 * np.linalg.norm(free)
+    a = ball_least_squares(A, b, energy)
+    x = cp.Variable(5)
+    cp.Problem(cp.Minimize(cp.sum_squares(A @ x - b)), [cp.norm(x, 2) <= energy]).solve(solver=cp.CLARABEL)
+    assert np.linalg.norm(a) <= energy * (1 + 1e-9)
+    np.testing.assert_allclose(a, x.value, atol=1e-3)  # the conic solver's accuracy
+    assert np.sum((A @ a - b) ** 2) <= np.sum((A @ x.value - b) ** 2) + 1e-9
+    mu = -(A.T @ (A @ a - b)) / a  # stationarity: Aᵀ(Aa − b) + μ a = 0 with one μ ≥ 0
+    assert mu.min() > 0 and np.ptp(mu) <= 1e-6 * mu.max()
+    # better than scaling the free solution onto the ball
+    scaled = free * energy / np.linalg.norm(free)
+    assert np.linalg.norm(A @ a - b) < np.linalg.norm(A @ scaled - b)
+    with pytest.raises(ValueError, match="energy"):
+        ball_least_squares(A, b, 0.0)
+
+
+def test_capped_gain_is_omps_pick_without_a_bound_and_sees_the_bound():
+    from neurips26.sparse_control.controllability import capped_gain
+
+    rng = np.random.default_rng(4)
+    D, r = rng.normal(size=(30, 40)), rng.normal(size=30)
+    norms = np.linalg.norm(D, axis=0)
+    np.testing.assert_allclose(capped_gain(D, r, None), (D.T @ r / norms) ** 2, rtol=1e-12)
+    for j in range(40):  # the gain is the best one-node decrease of ‖r‖² with |a| ≤ E
+        a = np.clip(D[:, j] @ r / norms[j] ** 2, -0.05, 0.05)
+        want = r @ r - np.sum((r - a * D[:, j]) ** 2)
+        assert capped_gain(D, r, 0.05)[j] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    # a tiny column parallel to r beside a large one at 60°: plain OMP takes the tiny one, the bound the large
+    r = np.array([1.0, 0.0])
+    D = np.array([[1e-3, 1.0], [0.0, np.sqrt(3.0)]])
+    assert np.argmax(capped_gain(D, r, None)) == 0 and np.argmax(capped_gain(D, r, 1.0)) == 1
+    c = driver_omp(D, r, k=1, energy=1.0)
+    assert c.nodes.tolist() == [1] and abs(c.amplitudes[0]) <= 1.0

@@ -28,4 +28,4 @@ def test_every_selector_and_budget_is_measured(data):
 
 def test_select_names_bad_input():
     with pytest.raises(ValueError, match="method"):
-        E.select(None, "magic", 2)
+        E.select(None, None, "magic", 2)
