@@ -10,12 +10,17 @@ cap ``c`` (in units of the site's size):
 - node ``j`` *covers* prompt ``i`` when ``e_ij ≥ τ`` and its leakage when covering is at most ``leak_max``:
   the root-mean-square change of the preservation readouts, ``‖G_P[:, j]‖ / √M`` per unit of amplitude,
   at the amplitude that gives a typical (median) prompt an aligned effect of ``τ``, ``c τ / median_i e_ij``
-  (the cap itself is an upper limit, not the dose a node is driven at);
+  (the cap itself is an upper limit, not the dose a node is driven at). The limit ``leak_max`` is either
+  given or relative: the ``leak_quantile`` quantile of the leakage of the nodes that cover at least one
+  prompt (default the least leaky quarter), because what counts as little leakage depends on how entangled
+  the model's representations are (our choice; the paper's threshold is not known);
 - its *stability* is the share of ``B`` bootstrap resamples of the prompts on which its coverage rate is at
   least half its full-set rate, times its consistency ``clip(mean_i e_ij / (2 sd_i e_ij), 0, 1)``;
 - greedy weighted max-coverage: repeatedly add the node maximising stability × the number of still
   uncovered prompts it covers (ties: larger mean effect, then lower leakage); a prompt counts as covered
-  once the chosen nodes' aligned effects on it sum to at least 1;
+  once the chosen nodes' helpful (positive) aligned effects on it sum to at least 1 — a node that pushes
+  some prompts the wrong way does not uncover them in this count (the dose fit below sees the full
+  effects), so covering only grows and the marginal gains never rise;
 - one shared dose per node, by non-negative least squares of ``Σ_j d_j s_j G_{:,j} ≈ Δ`` on the
   selection prompts (no per-prompt tuning), amplitudes ``a_j = s_j d_j``, projected onto ``‖a‖ ≤ E``.
 """
@@ -33,6 +38,7 @@ from neurips26.validation import check_float, check_int, check_seed
 
 TAU = 0.25
 BOOTSTRAPS = 20
+LEAK_QUANTILE = 0.25
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,8 @@ def coverage_driver(
     k: int,
     cap: float = 1.0,
     tau: float = TAU,
-    leak_max: float = 0.5,
+    leak_max: float | None = None,
+    leak_quantile: float = LEAK_QUANTILE,
     bootstraps: int = BOOTSTRAPS,
     energy: float | None = None,
     seed: int = 0,
@@ -100,7 +107,9 @@ def coverage_driver(
     k = check_int("k", k, minimum=1)
     cap = check_float("cap", cap, minimum=0.0, strict_min=True)
     tau = check_float("tau", tau, minimum=0.0, strict_min=True)
-    leak_max = check_float("leak_max", leak_max, minimum=0.0)
+    if leak_max is not None:
+        leak_max = check_float("leak_max", leak_max, minimum=0.0)
+    leak_quantile = check_float("leak_quantile", leak_quantile, minimum=0.0, maximum=1.0)
     bootstraps = check_int("bootstraps", bootstraps, minimum=1)
     seed = check_seed("seed", seed)
     if energy is not None:
@@ -108,6 +117,9 @@ def coverage_driver(
     effects, sign = aligned_effects(G_T, delta, cap)
     n, n_nodes = effects.shape
     leak = leakage(G_P, effects, cap=cap, tau=tau)
+    if leak_max is None:
+        candidates = leak[(effects >= tau).any(0) & np.isfinite(leak)]
+        leak_max = float(np.quantile(candidates, leak_quantile)) if len(candidates) else 0.0
     allowed = leak <= leak_max
     stab = stability(effects, tau=tau, bootstraps=bootstraps, seed=seed) * allowed
     covers = (effects >= tau) & allowed[None, :]
@@ -126,7 +138,7 @@ def coverage_driver(
         j = int(tied[np.lexsort((leak[tied], -mean_effect[tied]))[0]])
         chosen.append(j)
         gains.append(float(best))
-        total += effects[:, j]
+        total += np.maximum(effects[:, j], 0.0)
         covered = total >= 1.0
         shares.append(float(covered.mean()))
     nodes = np.array(chosen, dtype=int)

@@ -3,8 +3,8 @@ the preservation readouts as extra rows that must stay at zero.
 
 With the dictionary ``D = [G_T; √λ_P G_P]`` and the signal ``b = [Δ; 0]``: start from ``r = b`` and no
 nodes; repeatedly add the node whose normalised column ``D_j / ‖D_j‖`` is most correlated with the residual,
-refit the amplitudes of all chosen nodes by ridge least squares
-``a_C = argmin ‖D_C a − b‖² + λ_E ‖a‖²`` and update ``r = b − D_C a_C``; stop at ``k`` nodes or when
+refit the amplitudes of all chosen nodes by ridge least squares ``a_C = argmin ‖D_C a − b‖² + λ_E ‖a‖²``
+(inside the energy ball when a bound is given) and update ``r = b − D_C a_C``; stop at ``k`` nodes or when
 ``‖r‖ ≤ η ‖b‖``. Options: at most one node per site, and a re-linearisation around the current control
 every few picks (the caller's ``relinearise`` returns the new ``G_T``, ``Δ`` and ``G_P`` for a full refit).
 

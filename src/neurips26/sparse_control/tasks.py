@@ -26,6 +26,7 @@ chooses among, and the ``target`` token a control should make the model choose i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -205,12 +206,21 @@ def make_prompts(task: str, n: int, *, split: str, seed: int) -> PromptSet:
     )
 
 
+@cache
+def _neutral_stream() -> np.ndarray:
+    """The neutral text as one read-only id stream (built once per process)."""
+    tok = V.WordTokenizer()
+    stream = np.array([tok.id(w) for s in V.neutral_sentences() for w in s], dtype=np.int64)
+    stream.flags.writeable = False
+    return stream
+
+
 def neutral_windows(n: int, length: int, *, seed: int) -> np.ndarray:
     """``n`` windows of ``length`` tokens of the neutral text (``<bos>`` first), from seeded offsets."""
     n = check_int("n", n, minimum=1)
     length = check_int("length", length, minimum=2)
     tok = V.WordTokenizer()
-    stream = np.array([tok.id(w) for s in V.neutral_sentences() for w in s], dtype=np.int64)
+    stream = _neutral_stream()
     rng = np.random.default_rng(check_seed("seed", seed))
     starts = rng.integers(0, len(stream) - length, size=n)
     out = np.stack([stream[s : s + length - 1] for s in starts])

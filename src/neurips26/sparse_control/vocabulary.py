@@ -9,6 +9,7 @@ splits on spaces and maps each word to its id, and ``decode`` joins them back.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cache
 
 from neurips26.text import synthetic_documents
 
@@ -48,20 +49,27 @@ NEUTRAL_DOCUMENTS = 200
 def neutral_sentences() -> list[list[str]]:
     """The neutral text: sentences of a seeded word-level Markov language
     (:func:`neurips26.text.synthetic_documents`, seed :data:`NEUTRAL_SEED`), lower-cased, each ending in
-    ``.``; none of its made-up words is a task word."""
+    ``.``; none of its made-up words is a task word. (A fresh copy: the text is built once per process.)"""
+    return [list(s) for s in _neutral_sentences()]
+
+
+@cache
+def _neutral_sentences() -> tuple[tuple[str, ...], ...]:
     out = []
     for doc in synthetic_documents(NEUTRAL_DOCUMENTS, seed=NEUTRAL_SEED):
         for sentence in doc.text.split("."):
             if sentence.strip():
-                out.append([w.lower() for w in sentence.split()] + ["."])
-    return out
+                out.append((*(w.lower() for w in sentence.split()), "."))
+    return tuple(out)
 
 
+@cache
 def neutral_words() -> tuple[str, ...]:
     """The made-up words of the neutral text, sorted."""
     return tuple(sorted({w for s in neutral_sentences() for w in s} - {"."}))
 
 
+@cache
 def words() -> tuple[str, ...]:
     """Every ordinary token, in id order (duplicates across groups removed, first kept)."""
     groups: Iterable[Sequence[str]] = (

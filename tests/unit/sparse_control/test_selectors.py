@@ -25,9 +25,18 @@ def test_covered_prompts_reach_one_and_gains_never_rise():
     G, delta = _system()
     control, trace = coverage_driver(G, delta, k=6, cap=1.0)
     effects, _ = aligned_effects(G, delta, 1.0)
-    total = effects[:, control.nodes].sum(1)
+    total = np.maximum(effects[:, control.nodes], 0.0).sum(1)
     np.testing.assert_array_equal(trace.covered, total >= 1.0)
     assert (np.diff(trace.gains) <= 1e-12).all()
+    # B covers the second half but pushes prompts 0-9 (covered by A) the wrong way; C covers only 0-9.
+    # Counting B's harm would uncover 0-9 and raise C's gain above B's: covering only grows instead.
+    E = np.zeros((40, 3))
+    E[:20, 0] = 1.0
+    E[20:, 1], E[:10, 1], E[10:20, 1] = 1.0, -1.0, 0.3
+    E[:10, 2], E[10:, 2] = 1.0, 0.2
+    control2, trace2 = coverage_driver(E, np.ones(40), k=3, cap=1.0)
+    assert control2.nodes.tolist()[:2] == [0, 1] and trace2.covered.all()
+    assert (np.diff(trace2.gains) <= 1e-12).all() and (np.diff(trace2.covered_share) >= 0).all()
     assert control.nodes[0] == 0  # the consistent node first; OMP prefers the big prompt-specific one
     assert driver_omp(G, delta, k=1).nodes[0] in (0, 1)
 
@@ -80,3 +89,14 @@ def test_bad_input_is_named():
         attribution_top_k(G, delta, k=G.shape[1] + 1)
     with pytest.raises(ValueError, match="G_T"):
         random_k(G, delta[:3], k=2, seed=0)
+
+
+def test_the_relative_leak_limit_keeps_the_least_leaky_coverers():
+    G, delta = _system(3)
+    P = np.zeros((10, G.shape[1]))
+    P[:, 0] = 5.0
+    P[:, 2] = 0.01
+    control, _ = coverage_driver(G, delta, P, k=5, leak_quantile=0.1)
+    assert 0 not in control.nodes and len(control)
+    with pytest.raises(ValueError, match="leak_quantile"):
+        coverage_driver(G, delta, P, k=5, leak_quantile=1.5)
