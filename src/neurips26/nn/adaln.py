@@ -26,8 +26,17 @@ spends ``C·D + D`` on its token projection and ``4·D`` on its LayerNorm affine
 widened by :func:`concat_mlp_hidden` to absorb the difference, so the two blocks differ by fewer than
 ``2·D + 1`` parameters (one hidden unit of the MLP) at any width.
 
-Attention here is a plain multi-head self-attention over ``torch.nn.functional.scaled_dot_product_attention``
-(no mask, no cache); the full-featured one for language models is ``neurips26.nn.attention``.
+**Masks and attention maps.** Attention is :class:`neurips26.nn.attention.MultiHeadAttention` (fused
+``torch.nn.functional.scaled_dot_product_attention``; no cache here). Every ``forward`` takes an optional
+``mask`` over the T sequence tokens, in that module's convention: boolean (True = the query may attend to
+the key) or additive (0 = attend, −∞ = hidden), any shape that broadcasts to ``(B, heads, T, T)``; every
+query must keep at least one visible key (with AdaLN-Zero; in the concat block the condition token is always
+visible). A mask that hides the keys outside a subset S makes the outputs at S exactly those of running on
+``x[:, S]`` alone, which is how chapter 13 checks a gather-based sparse forward. With ``need_weights=True``
+(``return_attentions=True`` for the stack) the attention weights come back too, ``(B, heads, T, T)`` over the
+sequence tokens; they are computed by the explicit softmax of the attention module instead of the fused
+kernel, so the outputs then agree with the default path to rounding, not bit for bit. ``mask=None`` and
+``need_weights=False`` is exactly the unmasked computation.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.nn.attention import MultiHeadAttention
+from neurips26.nn.attention import MultiHeadAttention, check_mask
 from neurips26.validation import check_choice, check_float, check_int
 
 CONDITIONINGS: tuple[str, ...] = ("adaln", "concat")
@@ -114,10 +123,43 @@ def _check_inputs(x: torch.Tensor, c: torch.Tensor, width: int, cond_dim: int) -
         raise ValueError(f"c must have shape ({x.shape[0]}, {cond_dim}); got {tuple(c.shape)}")
 
 
+def _check_block_args(
+    x: torch.Tensor, mask: torch.Tensor | None, need_weights: bool, heads: int, name: str = "need_weights"
+) -> None:
+    """The flag must be a bool; ``mask`` None or broadcastable to (B, heads, T, T) (else a ValueError)."""
+    if not isinstance(need_weights, bool):
+        raise TypeError(f"{name} must be a bool; got {type(need_weights).__name__}")
+    if mask is not None:
+        check_mask(mask, (x.shape[0], heads, x.shape[1], x.shape[1]))
+
+
+def _with_condition_token(mask: torch.Tensor, length: int) -> torch.Tensor:
+    """Extend a mask over T sequence tokens to the T + 1 tokens ``[condition ; sequence]``.
+
+    ``mask`` (already checked to broadcast to (B, H, T, T)) becomes (B', H', T + 1, T + 1), B' and H' its own
+    batch and head sizes (1 or full). Column 0: every query may attend to the condition token. Row 0 (the
+    condition token as query): itself, plus every key that some sequence query may attend to (``any`` over
+    the rows of a boolean mask, the row-wise maximum of an additive one). The condition token's own output is
+    discarded at the end of the block, so row 0 never changes the block's result; it only keeps that row's
+    softmax finite.
+    """
+    m = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))
+    m = m.expand(m.shape[0], m.shape[1], length, length)
+    is_bool = m.dtype == torch.bool
+    out = m.new_full((m.shape[0], m.shape[1], length + 1, length + 1), True if is_bool else 0.0)
+    out[..., 1:, 1:] = m
+    out[..., 0, 1:] = m.any(dim=-2) if is_bool else m.amax(dim=-2)
+    return out
+
+
 class AdaLNZeroBlock(nn.Module):
     """DiT block with adaptive LayerNorm and zero-initialised gates; the identity at initialisation.
 
-    forward(x (B, T, D), c (B, C)) → (B, T, D). Implements the two residual updates of the module docstring.
+    forward(x (B, T, D), c (B, C), *, mask=None, need_weights=False) → (B, T, D), or ``(x, weights)`` with
+    ``need_weights=True``, weights (B, heads, T, T) with rows summing to one (a masked key gets weight 0).
+    Implements the two residual updates of the module docstring; ``mask`` (boolean, True = may attend, or
+    additive; broadcasts to (B, heads, T, T)) goes to the attention. The gates are zero at initialisation, so
+    the block is the identity then with or without a mask.
     """
 
     def __init__(self, config: ConditionedTransformerConfig) -> None:
@@ -133,24 +175,47 @@ class AdaLNZeroBlock(nn.Module):
         nn.init.zeros_(self.modulation.weight)
         nn.init.zeros_(self.modulation.bias)
 
-    def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        c: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         _check_inputs(x, c, self.config.width, self.config.cond_dim)
+        _check_block_args(x, mask, need_weights, self.config.heads)
         shift1, scale1, gate1, shift2, scale2, gate2 = self.modulation(F.silu(c)).chunk(6, dim=-1)
-        x = x + gate1.unsqueeze(1) * self.attn(_modulate(self.norm1(x), shift1, scale1))[0]
+        attended, weights = self.attn(
+            _modulate(self.norm1(x), shift1, scale1), mask=mask, return_weights=need_weights
+        )
+        x = x + gate1.unsqueeze(1) * attended
         x = x + gate2.unsqueeze(1) * self.mlp(_modulate(self.norm2(x), shift2, scale2))
-        return x
+        return (x, weights) if need_weights else x
 
 
 class ConcatConditionedBlock(nn.Module):
     """Pre-norm block that sees the condition as one extra token, prepended and removed again.
 
-    forward(x (B, T, D), c (B, C)) → (B, T, D)::
+    forward(x (B, T, D), c (B, C), *, mask=None, need_weights=False) → (B, T, D)::
 
         z = [W_c c + b_c ; x]                    (B, T + 1, D)
         z ← z + Attn(LN1(z));  z ← z + MLP(LN2(z))
         return z[:, 1:]
 
     The MLP hidden width is :func:`concat_mlp_hidden`, matching the AdaLN-Zero block's parameter count.
+
+    ``mask`` is over the T sequence tokens only (boolean, True = may attend, or additive; broadcasts to
+    (B, heads, T, T)). It is extended to the T + 1 tokens so that **every query may always attend to the
+    condition token** (the condition stays visible whatever the mask hides, and a query whose sequence keys
+    are all hidden still has one key); the condition token's own row attends to itself and to every key that
+    some sequence query may attend to (see :func:`_with_condition_token`; that row's output is dropped, so it
+    does not change the result). A mask that hides the keys outside a subset S therefore gives, at S, the
+    output of the block run on ``x[:, S]`` alone, condition token included.
+
+    With ``need_weights=True`` it returns ``(x, weights)``, weights (B, heads, T, T) between the sequence
+    tokens only: the condition token's row and column are dropped. Those rows do **not** sum to one; the
+    mass missing from a row is the weight that query gave to the condition token. Masked keys get weight 0.
     """
 
     def __init__(self, config: ConditionedTransformerConfig) -> None:
@@ -163,11 +228,24 @@ class ConcatConditionedBlock(nn.Module):
         self.norm2 = nn.LayerNorm(d)
         self.mlp = _MLP(d, concat_mlp_hidden(config))
 
-    def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        c: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         _check_inputs(x, c, self.config.width, self.config.cond_dim)
+        _check_block_args(x, mask, need_weights, self.config.heads)
+        if mask is not None:
+            mask = _with_condition_token(mask, x.shape[1])  # (B', H', T + 1, T + 1)
         z = torch.cat([self.cond_token(c).unsqueeze(1), x], dim=1)  # (B, T + 1, D)
-        z = z + self.attn(self.norm1(z))[0]
+        attended, weights = self.attn(self.norm1(z), mask=mask, return_weights=need_weights)
+        z = z + attended
         z = z + self.mlp(self.norm2(z))
+        if need_weights:
+            return z[:, 1:], weights[..., 1:, 1:]  # drop the condition token's row and column
         return z[:, 1:]
 
 
@@ -178,6 +256,10 @@ class ConditionedTransformer(nn.Module):
     zero-initialised linear map of SiLU(c), the DiT final layer without its output projection), so the whole
     stack is exactly LayerNorm(x) at initialisation. With ``"concat"`` it is an ordinary affine LayerNorm.
     Token embedding and output head belong to the caller.
+
+    ``forward(x, c, *, mask=None, return_attentions=False)``: ``mask`` (over the T tokens, see the blocks)
+    goes to every block; with ``return_attentions=True`` it returns ``(x, [weights of each block])``, each
+    (B, heads, T, T) as the block's ``need_weights=True`` gives it.
     """
 
     def __init__(self, config: ConditionedTransformerConfig) -> None:
@@ -194,12 +276,25 @@ class ConditionedTransformer(nn.Module):
             nn.init.zeros_(self.final_modulation.weight)
             nn.init.zeros_(self.final_modulation.bias)
 
-    def forward(self, x: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        x: torch.Tensor,
+        c: torch.Tensor,
+        *,
+        mask: torch.Tensor | None = None,
+        return_attentions: bool = False,
+    ) -> torch.Tensor | tuple[torch.Tensor, list[torch.Tensor]]:
         _check_inputs(x, c, self.config.width, self.config.cond_dim)
+        _check_block_args(x, mask, return_attentions, self.config.heads, "return_attentions")
+        attentions = []
         for block in self.blocks:
-            x = block(x, c)
+            if return_attentions:
+                x, weights = block(x, c, mask=mask, need_weights=True)
+                attentions.append(weights)
+            else:
+                x = block(x, c, mask=mask)
         x = self.norm(x)
         if self.final_modulation is not None:
             shift, scale = self.final_modulation(F.silu(c)).chunk(2, dim=-1)
             x = _modulate(x, shift, scale)
-        return x
+        return (x, attentions) if return_attentions else x

@@ -112,20 +112,25 @@ class PatchEmbedding(nn.Module):
 
 
 class ViTBlock(nn.Module):
-    """Pre-norm block: z ← z + Attn(LN(z)); z ← z + MLP(LN(z))."""
+    """Pre-norm block: z ← z + Attn(LN(z)); z ← z + MLP(LN(z)).
+
+    ``forward(z, need_weights=False, *, mask=None)`` → ``(z, weights)``, weights (B, heads, T, T) or None.
+    ``mask`` goes to the attention unchanged (boolean, True = may attend, or additive; broadcasts to
+    (B, heads, T, T)); the default ``None`` lets every token see every token, as :class:`ViT` uses it.
+    """
 
     def __init__(self, width: int, heads: int, mlp_hidden: int) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(width)
-        self.attn = MultiHeadAttention(width, heads)  # no mask: every patch sees every patch
+        self.attn = MultiHeadAttention(width, heads)  # ViT passes no mask: every patch sees every patch
         self.norm2 = nn.LayerNorm(width)
         self.fc1 = nn.Linear(width, mlp_hidden)
         self.fc2 = nn.Linear(mlp_hidden, width)
 
     def forward(
-        self, z: torch.Tensor, need_weights: bool = False
+        self, z: torch.Tensor, need_weights: bool = False, *, mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        a, weights = self.attn(self.norm1(z), return_weights=need_weights)
+        a, weights = self.attn(self.norm1(z), mask=mask, return_weights=need_weights)
         z = z + a
         z = z + self.fc2(F.gelu(self.fc1(self.norm2(z))))
         return z, weights
