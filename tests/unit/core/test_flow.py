@@ -196,6 +196,32 @@ def test_euler_lands_exactly_on_a_straight_path(grid: tuple[float, ...]) -> None
         assert c.shape == (SHAPE[0],) and c.dtype == x0.dtype and bool((c == t).all())
 
 
+def test_project_reinjects_reference_frames_and_is_inert_when_absent() -> None:
+    """Reference injection: frame 0 is known; after every step it is put back at the new level on its
+    own path, so it stays exactly there while the other frames move; ``project=None`` is the old loop."""
+    x0, eps = pair()
+    grid = (1.0, 0.75, 0.5, 0.25, 0.0)
+
+    def velocity(z: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return 0.3 * z - x0  # anything: not the path's velocity
+
+    def project(z: torch.Tensor, t_next: float) -> torch.Tensor:
+        z = z.clone()
+        z[:, 0] = interpolate(x0[:, 0], eps[:, 0], t_next)
+        return z
+
+    plain = euler_sample(velocity, eps, grid)
+    out, path = euler_sample(velocity, eps, grid, return_path=True, project=project)
+    for z, t in zip(path[1:], grid[1:], strict=True):
+        assert torch.equal(z[:, 0], interpolate(x0[:, 0], eps[:, 0], t))
+    assert torch.equal(out[:, 0], x0[:, 0]) and not torch.equal(out, plain)
+    assert torch.equal(euler_sample(velocity, eps, grid, project=None), plain)
+    with pytest.raises(ValueError, match="project"):
+        euler_sample(velocity, eps, grid, project=lambda z, t: z[:, :1])
+    with pytest.raises(TypeError, match="project"):
+        euler_sample(velocity, eps, grid, project=3)
+
+
 def test_increasing_grid_inverts_data_to_noise() -> None:
     x0, eps = pair()
     out = euler_sample(lambda z, t: eps - x0, x0, tuple(reversed(random_grid(2))))
