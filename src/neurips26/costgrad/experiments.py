@@ -20,7 +20,7 @@ from neurips26.costgrad import envs
 from neurips26.costgrad import select as SEL
 from neurips26.costgrad.cem import CEMConfig
 from neurips26.costgrad.cost_model import step_cost
-from neurips26.costgrad.envs import EnvSpec
+from neurips26.costgrad.envs import EnvSpec, State
 from neurips26.costgrad.episodes import Episodes, make_episodes, run
 from neurips26.costgrad.planner import PlanLog, world_model_planner
 from neurips26.costgrad.predictor import PredictorSpec, TokenPredictor
@@ -86,11 +86,13 @@ def selector(method: str, model: TokenPredictor, k: int, rng: np.random.Generato
 
 @dataclass(frozen=True)
 class PlanOutcome:
-    """Successes per episode, final distances and the kept indices of every step."""
+    """Successes per episode, final distances, the kept indices of every step and the visited states
+    (the start, then one per step)."""
 
     success: np.ndarray
     distance: np.ndarray
     kept: list[np.ndarray]
+    states: list[State]
 
     @property
     def rate(self) -> float:
@@ -115,7 +117,7 @@ def plan_episodes(
         episodes.spec, encoder(), model, choose, cem, seed=sub_seed(seed, 5), log=log
     )
     rollout = run(episodes, planner, STEPS)
-    return PlanOutcome(rollout.success, rollout.distance, log.kept)
+    return PlanOutcome(rollout.success, rollout.distance, log.kept, rollout.states)
 
 
 def observations(spec: EnvSpec, n: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
