@@ -9,6 +9,11 @@ its median over rounds (:meth:`Timing.ratio`) and the spread of the per-round ra
 (:meth:`Timing.ratio_spread`): a burst of load slows both members of a pair and barely moves their ratio,
 and a burst that hits one of them moves one round's ratio, not the median.
 
+What the pairing cancels is load that drifts slower than a round (a test shows it exact on a virtual
+clock, where timing all of one callable and then all of the other misses by more than 15 %). Load that
+flickers within a call (the scheduler's slices, another process's bursts) is noise on every round's
+ratio: more rounds or longer calls narrow it, no ordering removes it.
+
 During the measurement torch's intra-op threads (when torch is loaded) and the BLAS threads
 (threadpoolctl) are pinned to ``threads``, so every callable runs on the same thread count whatever the
 machine's load. This module imports no chapter: chapters import it.
