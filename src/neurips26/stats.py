@@ -1,8 +1,16 @@
-"""Small statistics the chapters share: power-law fits on log-log axes."""
+"""Small statistics the chapters share: power-law fits on log-log axes, Wilson intervals of a rate.
+
+- :func:`wilson`: the 95 % Wilson score interval of ``s`` successes in ``N`` trials,
+  ``(p̂ + z²/2N ± z √(p̂(1−p̂)/N + z²/4N²)) / (1 + z²/N)``, clipped to ``[0, 1]`` (41 of 41 → [0.914, 1]).
+"""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from neurips26.validation import check_float, check_int
 
 
 def loglog_fit(x: object, y: object, *, skip_invalid: bool = False) -> tuple[float, float]:
@@ -24,3 +32,20 @@ def loglog_fit(x: object, y: object, *, skip_invalid: bool = False) -> tuple[flo
         return float("nan"), float("nan")
     slope, intercept = np.polyfit(np.log(x_arr[keep]), np.log(y_arr[keep]), 1)
     return float(slope), float(intercept)
+
+
+Z95 = 1.959963984540054
+
+
+def wilson(successes: int, trials: int, *, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``successes`` out of ``trials``, clipped to ``[0, 1]``."""
+    trials = check_int("trials", trials, minimum=1)
+    successes = check_int("successes", successes, minimum=0, maximum=trials)
+    z = check_float("z", z, minimum=0.0, strict_min=True)
+    p = successes / trials
+    centre = p + z * z / (2 * trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
+    scale = 1 + z * z / trials
+    lo, hi = max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale)
+    # the bounds at p̂ = 0 and p̂ = 1 are exactly 0 and 1 (rounding would leave 1 − 2e-16)
+    return (0.0 if successes == 0 else lo), (1.0 if successes == trials else hi)

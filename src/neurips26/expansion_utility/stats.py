@@ -12,28 +12,12 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy.stats import bootstrap
 
-from neurips26.validation import check_float, check_int, check_seed
-
-Z95 = 1.959963984540054
-
-
-def wilson(successes: int, trials: int, *, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of ``successes`` out of ``trials``, clipped to ``[0, 1]``."""
-    trials = check_int("trials", trials, minimum=1)
-    successes = check_int("successes", successes, minimum=0, maximum=trials)
-    z = check_float("z", z, minimum=0.0, strict_min=True)
-    p = successes / trials
-    centre = p + z * z / (2 * trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
-    scale = 1 + z * z / trials
-    lo, hi = max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale)
-    # the bounds at p̂ = 0 and p̂ = 1 are exactly 0 and 1 (rounding would leave 1 − 2e-16)
-    return (0.0 if successes == 0 else lo), (1.0 if successes == trials else hi)
+from neurips26.stats import Z95 as Z95  # shared since chapter 14 needed them too
+from neurips26.stats import wilson as wilson
+from neurips26.validation import check_int, check_seed
 
 
 def gini(x: np.ndarray) -> float:

@@ -32,3 +32,18 @@ def test_sub_seeds_are_reproducible_and_distinct():
     assert sub_seed(0, 1, 2) == sub_seed(0, 1, 2)
     seeds = {sub_seed(s, i, j) for s in range(3) for i in range(4) for j in range(4)}
     assert len(seeds) == 48
+
+
+def test_wilson_matches_scipy_and_is_exact_at_the_ends():
+    from scipy.stats import binomtest
+
+    from neurips26.stats import wilson
+
+    for s, n in ((0, 12), (3, 12), (12, 12), (41, 41), (7, 240)):
+        ci = binomtest(s, n).proportion_ci(method="wilson")
+        assert wilson(s, n) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    assert wilson(0, 5)[0] == 0.0 and wilson(5, 5)[1] == 1.0
+    with pytest.raises(ValueError, match="successes"):
+        wilson(6, 5)
+    with pytest.raises(ValueError, match="trials"):
+        wilson(0, 0)

@@ -1,0 +1,524 @@
+"""The chapter's models, trained in order and shipped as float16 checkpoints (chapter 14).
+
+``python -m neurips26.sparsevideonav.prepare --scale default`` writes every row of :data:`MODELS` into
+``src/neurips26/sparsevideonav/checkpoints/`` (package data); ``--scale smoke`` writes tiny versions into
+the user cache. The chain follows the paper's stages:
+
+1. ``codec`` — the PCA codec, fitted on the first demonstrations and rounded to float16 *before* any model
+   sees a latent (the shipped codec is the one every model was trained with);
+2. ``stage1`` — Stage 0 (dense text-to-video; not shipped) then Stage 1 (sparse image-to-video); its sidecar
+   also keeps the loss curves of Stage 1 trained from scratch (the initialisation study);
+3. ``stage2`` — + Former and history cross-attention (the 50-step teacher); 4. ``student`` — distilled to 4
+   steps; 5. ``pose`` — the pose estimator; 6. ``head`` / ``head-real`` — the action head on imagined futures
+   with re-labelled / real action chunks; 7. ``short-bc`` / ``long-bc`` — the baselines;
+8. ``arm-*`` — the Stage-1 ablation family at width 32 (sparse, dense 20 s, continuous 2 s and 10 s,
+   intervals 1 and 5, 10 % and 35 % of the data, slot positions), each trained alike.
+
+A checkpoint is fresh when its recorded metrics are re-measured within 5 % (another CPU moves low bits).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+import neurips26
+from neurips26.cache import cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    ModelRow,
+    Registry,
+    Sidecar,
+    config_hash,
+    half_state,
+    load_half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.scales import pick
+from neurips26.seeding import sub_seed
+from neurips26.sparsevideonav.action_head import ActionHead, ActionHeadConfig, head_loss
+from neurips26.sparsevideonav.codec import Codec, fit_codec
+from neurips26.sparsevideonav.dataset import Episode, decision_index, episode, make_batch, sample_pairs
+from neurips26.sparsevideonav.distill import DistillConfig, distill
+from neurips26.sparsevideonav.expert import demonstrations
+from neurips26.sparsevideonav.former import Former, FormerConfig
+from neurips26.sparsevideonav.generator import GeneratorConfig, SparseVideoGenerator, flow_loss
+from neurips26.sparsevideonav.head_training import BCPolicyNet, imagined_set, train_bc, train_head
+from neurips26.sparsevideonav.pose_estimator import (
+    PoseEstimator,
+    PoseEstimatorConfig,
+    pose_error,
+    train_pose_estimator,
+)
+from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS, continuous_offsets, interval_offsets
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, train_history, train_i2v, train_t2v
+from neurips26.sparsevideonav.world import NavWorld, Pose
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+PKG = "neurips26.sparsevideonav"
+DATA_FILES = tuple(
+    (PKG, f) for f in ("world.py", "tasks.py", "instructions.py", "expert.py", "codec.py", "dataset.py")
+)
+MODEL_FILES = (
+    *DATA_FILES,
+    *((PKG, f) for f in ("timeline.py", "layers.py", "generator.py", "former.py", "sampler.py", "train.py")),
+)
+STAGE_FILES = (
+    *MODEL_FILES,
+    *((PKG, f) for f in ("distill.py", "action_head.py", "pose_estimator.py", "head_training.py")),
+)
+METRIC_RTOL = 0.05
+CURVE_EVERY = 10
+VAL_WORLDS = tuple(range(500, 510))
+VAL_DECISIONS = 128
+
+
+# ------------------------------------------------------------------------------------------ the table
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    role: str
+
+
+ARMS: dict[str, dict[str, Any]] = {
+    "arm-sparse": {},
+    "arm-dense": {"offsets": continuous_offsets(20)},
+    "arm-cont2": {"offsets": continuous_offsets(2)},
+    "arm-cont10": {"offsets": continuous_offsets(10)},
+    "arm-int1": {"offsets": interval_offsets(1)},
+    "arm-int5": {"offsets": interval_offsets(5)},
+    "arm-data10": {"data": 0.10},
+    "arm-data35": {"data": 0.35},
+    "arm-slot": {"positions": "slot"},
+}
+MODELS = (
+    Row("codec", "two-stage PCA codec, float16"),
+    Row("stage1", "Stage 0 + Stage 1 generator (sparse, no history)"),
+    Row("stage2", "Stage 2 generator + Former: the 50-step teacher"),
+    Row("student", "Stage 3: the 4-step distilled generator"),
+    Row("pose", "pose estimator (re-labelling)"),
+    Row("head", "Stage 4 action head, re-labelled chunks"),
+    Row("head-real", "Stage 4 action head, real chunks (ablation)"),
+    Row("short-bc", "short-horizon baseline (8 actions)"),
+    Row("long-bc", "long-horizon baseline (80 actions)"),
+    *(Row(name, f"Stage-1 ablation at width 32: {name[4:]}") for name in ARMS),
+)
+NAMES = tuple(r.name for r in MODELS)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the scale sets: data, sizes, recipes."""
+
+    train_worlds: int
+    per_kind: int
+    codec_worlds: int
+    width: int
+    depth: int
+    arm_width: int
+    former: FormerConfig
+    head: ActionHeadConfig
+    pose: PoseEstimatorConfig
+    s0: Recipe
+    s1: Recipe
+    s2: Recipe
+    s3: Recipe
+    distill: DistillConfig
+    pose_recipe: Recipe
+    head_recipe: Recipe
+    head_decisions: int
+    bc: Recipe
+    arm: Recipe
+
+
+def plan(scale: str) -> Plan:
+    head = ActionHeadConfig(context_layers=1, dit_layers=2)
+    default = Plan(
+        train_worlds=300,
+        per_kind=2,
+        codec_worlds=50,
+        width=48,
+        depth=3,
+        arm_width=32,
+        former=FormerConfig(),
+        head=head,
+        pose=PoseEstimatorConfig(),
+        s0=Recipe(steps=1200),
+        s1=Recipe(steps=1500),
+        s2=Recipe(steps=1200),
+        s3=Recipe(steps=1000, lr=3e-4),
+        distill=DistillConfig(trajectories=1024),
+        pose_recipe=Recipe(steps=1500),
+        head_recipe=Recipe(steps=1500),
+        head_decisions=4096,
+        bc=Recipe(steps=1500),
+        arm=Recipe(steps=1500),
+    )
+    tiny = Recipe(steps=20, batch=8)
+    smoke = replace(
+        default,
+        train_worlds=6,
+        per_kind=1,
+        codec_worlds=6,
+        width=16,
+        depth=1,
+        arm_width=16,
+        former=FormerConfig(width=16, heads=2, q_layers=1, v_layers=1),
+        head=ActionHeadConfig(width=16, heads=2, context_layers=1, dit_layers=1),
+        pose=PoseEstimatorConfig(hidden=16, layers=1),
+        s0=tiny,
+        s1=tiny,
+        s2=tiny,
+        s3=tiny,
+        distill=DistillConfig(trajectories=16),
+        pose_recipe=tiny,
+        head_recipe=tiny,
+        head_decisions=32,
+        bc=tiny,
+        arm=tiny,
+    )
+    return pick(scale, smoke=smoke, default=default)
+
+
+def generator_config(scale: str, name: str = "stage1") -> GeneratorConfig:
+    p = plan(scale)
+    if name.startswith("arm-"):
+        extra = {k: v for k, v in ARMS[name].items() if k != "data"}
+        return GeneratorConfig(width=p.arm_width, heads=2 if p.arm_width < 32 else 4, depth=p.depth, **extra)
+    return GeneratorConfig(width=p.width, heads=2 if p.width < 32 else 4, depth=p.depth)
+
+
+def bc_head_config(scale: str, horizon: int) -> ActionHeadConfig:
+    p = plan(scale)
+    return replace(
+        p.head, horizon=horizon, context_slots=REFERENCE_CHUNKS, memory_tokens=p.former.memory_tokens
+    )
+
+
+def data_fraction(name: str) -> float:
+    return float(ARMS.get(name, {}).get("data", 1.0))
+
+
+# ------------------------------------------------------------------------------------------- data
+
+
+def _codec_state(codec: Codec) -> dict[str, torch.Tensor]:
+    return {k: torch.as_tensor(np.asarray(v)).half() for k, v in codec.state().items()}
+
+
+def _codec_from(state: dict[str, torch.Tensor]) -> Codec:
+    return Codec.from_state({k: v.double().numpy() for k, v in state.items()})
+
+
+def train_worlds(scale: str, fraction: float = 1.0) -> list[int]:
+    n = plan(scale).train_worlds
+    return list(range(max(1, round(n * fraction))))
+
+
+def _demonstrations(worlds: list[int], per_kind: int, progress: bool):
+    out = []
+    for seed in range(per_kind):
+        out.extend(demonstrations(worlds, seed=seed, progress=progress))
+    return out
+
+
+def episodes(split: str, scale: str, codec: Codec | None = None, *, verbose: bool = True) -> list[Episode]:
+    """The latent episodes of ``split`` ("train" or "val") encoded with the shipped codec."""
+    codec = pretrained("codec", scale, verbose=verbose)[0] if codec is None else codec
+    p = plan(scale)
+    worlds = train_worlds(scale) if split == "train" else list(VAL_WORLDS[: 2 if scale == "smoke" else None])
+    per_kind = p.per_kind if split == "train" else 1
+    key = {
+        "split": split,
+        "worlds": (worlds[0], worlds[-1], len(worlds)),
+        "per_kind": per_kind,
+        "codec": weights_hash(_codec_state(codec)),
+        "source": source_fingerprint(DATA_FILES),
+    }
+
+    def compute() -> list[Episode]:
+        return [episode(t, codec) for t in _demonstrations(worlds, per_kind, verbose)]
+
+    return cached("svn-episodes", key, compute, verbose=verbose)
+
+
+def val_batch(scale: str, offsets, *, action_length: int = 8):
+    """The fixed validation decisions (VAL_DECISIONS of them, seeded) as a batch for ``offsets``."""
+    eps = episodes("val", scale, verbose=False)
+    pairs = sample_pairs(decision_index(eps), VAL_DECISIONS, seed=7)
+    return eps, pairs, make_batch(eps, pairs, offsets, action_length=action_length, max_history=MAX_HISTORY)
+
+
+# ------------------------------------------------------------------------------------------ sidecar
+
+
+def expected_hash(name: str, scale: str) -> str:
+    return config_hash(
+        {
+            "name": name,
+            "plan": plan(scale),
+            "generator": generator_config(scale, name),
+            "data": data_fraction(name),
+            "val": (VAL_WORLDS, VAL_DECISIONS),
+            "format": FORMAT,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class SvnMeta(Sidecar):
+    """The sidecar: name, config_hash, source, metrics, loss curves, weights_hash, version, torch,
+    train_seconds, format."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("metrics", "curve")
+
+    name: str
+    config_hash: str
+    source: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    curve: dict[str, list[float]] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+def _frozen(model: torch.nn.Module) -> torch.nn.Module:
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def _empty(name: str, scale: str) -> Any:
+    """An untrained model of ``name``'s architecture (the shape a checkpoint must fill)."""
+    p = plan(scale)
+    if name in ("stage1", *ARMS):
+        return SparseVideoGenerator(generator_config(scale, name))
+    if name == "stage2":
+        return Stage2(SparseVideoGenerator(generator_config(scale).with_history("former")), Former(p.former))
+    if name == "student":
+        return SparseVideoGenerator(generator_config(scale).with_history("former"))
+    if name == "pose":
+        return PoseEstimator(p.pose)
+    if name in ("head", "head-real"):
+        return ActionHead(p.head)
+    if name in ("short-bc", "long-bc"):
+        horizon = 8 if name == "short-bc" else 80
+        return BCPolicyNet(Former(p.former), ActionHead(bc_head_config(scale, horizon)))
+    raise ValueError(f"name must be one of {', '.join(NAMES)}; got {name!r}")
+
+
+def build(name: str, scale: str, meta: SvnMeta, state: dict[str, torch.Tensor]) -> Any:
+    if name == "codec":
+        return _codec_from(state)
+    return _frozen(load_half_state(name, _empty(name, scale), state))
+
+
+# --------------------------------------------------------------------------------------- measuring
+
+
+def _codec_frames() -> np.ndarray:
+    """16 held-out frames: the cell centres of two rows of maze 500, facing +Z, then +X (4-frame chunks)."""
+    world = NavWorld(VAL_WORLDS[0])
+    frames = [
+        world.observe(Pose(*world.maze.cell_center(r, c), yaw)).rgb
+        for yaw in (0.0, 90.0)
+        for r in (0, 1)
+        for c in range(4)
+    ]
+    return np.stack(frames)
+
+
+def _flow_val(model: SparseVideoGenerator, scale: str, former: Former | None = None) -> float:
+    _, _, b = val_batch(scale, model.config.offsets)
+    g = torch.Generator().manual_seed(11)
+    with torch.no_grad():
+        memory = former(b.history, b.history_mask, b.words) if former is not None else None
+        return float(flow_loss(model, b.clip, b.words, generator=g, memory=memory))
+
+
+def _head_val(model: ActionHead, scale: str, labels: str) -> float:
+    data = _val_imagined(scale)
+    g = torch.Generator().manual_seed(12)
+    targets = data.relabelled if labels == "relabelled" else data.real
+    with torch.no_grad():
+        return float(head_loss(model, targets, data.stop, data.contexts, data.words, generator=g))
+
+
+def _val_imagined(scale: str):
+    stage2 = pretrained("stage2", scale, verbose=False)[0]
+    student = pretrained("student", scale, verbose=False)[0]
+    estimator = pretrained("pose", scale, verbose=False)[0]
+    codec = pretrained("codec", scale, verbose=False)[0]
+    eps, pairs, _ = val_batch(scale, student.config.offsets)
+    return imagined_set(stage2.former, student, estimator, codec, eps, pairs, seed=13)
+
+
+def measure(name: str, scale: str, model: Any) -> dict[str, float]:
+    """The metrics recorded in a sidecar, re-measured on the fixed validation decisions."""
+    torch.set_num_threads(1)
+    if name == "codec":
+        frames = _codec_frames()
+        return {"reconstruction_mse": float(np.mean((model.reconstruct(frames) - frames) ** 2))}
+    if name in ("stage1", *ARMS):
+        return {"val_flow": _flow_val(model, scale)}
+    if name == "stage2":
+        return {"val_flow": _flow_val(model.generator, scale, model.former)}
+    if name == "student":
+        stage2 = pretrained("stage2", scale, verbose=False)[0]
+        return {"val_flow": _flow_val(model, scale, stage2.former)}
+    if name == "pose":
+        codec = pretrained("codec", scale, verbose=False)[0]
+        err = pose_error(model, episodes("val", scale, codec, verbose=False)[:4], codec)
+        return {f"mae_{k}": float(v) for k, v in err.items()}
+    if name in ("head", "head-real"):
+        return {"val_loss": _head_val(model, scale, "relabelled" if name == "head" else "real")}
+    if name in ("short-bc", "long-bc"):
+        _, _, b = val_batch(scale, (0,), action_length=model.head.config.horizon)
+        g = torch.Generator().manual_seed(14)
+        with torch.no_grad():
+            memory = model.former(b.history, b.history_mask, b.words)
+            loss = head_loss(
+                model.head, b.actions, b.stop, b.clip[:, :2], b.words, generator=g, memory=memory
+            )
+        return {"val_loss": float(loss)}
+    raise ValueError(f"name must be one of {', '.join(NAMES)}; got {name!r}")
+
+
+# ---------------------------------------------------------------------------------------- training
+
+
+def _curve(losses: list[float]) -> list[float]:
+    return [round(float(np.mean(losses[i : i + CURVE_EVERY])), 5) for i in range(0, len(losses), CURVE_EVERY)]
+
+
+def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, list[float]]]:
+    """The trained model of ``name`` (float32) and its loss curves."""
+    torch.set_num_threads(1)
+    p = plan(scale)
+    if name == "codec":
+        frames = [t.frames for t in _demonstrations(train_worlds(scale)[: p.codec_worlds], 1, verbose)]
+        codec = _codec_from(_codec_state(fit_codec(frames, seed=0)))  # float16-rounded before any use
+        return codec, {}
+    train = episodes("train", scale, verbose=verbose)
+    if name == "stage1":
+        dense = replace(generator_config(scale), offsets=continuous_offsets(20))
+        s0, c0 = train_t2v(dense, train, p.s0, progress=verbose)
+        s1, c1 = train_i2v(generator_config(scale), train, p.s1, init=s0, progress=verbose)
+        _, scratch = train_i2v(generator_config(scale), train, p.s1, progress=verbose)
+        return s1, {"stage0": _curve(c0), "loss": _curve(c1), "scratch": _curve(scratch)}
+    if name in ARMS:
+        worlds = set(train_worlds(scale, data_fraction(name)))  # the first fraction of the mazes
+        subset = [e for e in train if e.world in worlds]
+        model, c = train_i2v(generator_config(scale, name), subset, p.arm, progress=verbose)
+        return model, {"loss": _curve(c)}
+    if name == "stage2":
+        stage1 = pretrained("stage1", scale, verbose=verbose)[0]
+        model, c = train_history(stage1, p.former, train, p.s2, progress=verbose)
+        return model, {"loss": _curve(c)}
+    if name == "student":
+        teacher = pretrained("stage2", scale, verbose=verbose)[0]
+        pairs = sample_pairs(decision_index(train), p.distill.trajectories, seed=sub_seed(p.s3.seed, 15))
+        model, c = distill(teacher, train, pairs, p.distill, p.s3, progress=verbose)
+        return model, {"loss": _curve(c)}
+    if name == "pose":
+        codec = pretrained("codec", scale, verbose=verbose)[0]
+        model, c = train_pose_estimator(
+            train,
+            codec,
+            steps=p.pose_recipe.steps,
+            batch=p.pose_recipe.batch,
+            seed=0,
+            config=p.pose,
+            progress=verbose,
+        )
+        return model, {"loss": _curve(c)}
+    if name in ("head", "head-real"):
+        stage2 = pretrained("stage2", scale, verbose=verbose)[0]
+        student = pretrained("student", scale, verbose=verbose)[0]
+        estimator = pretrained("pose", scale, verbose=verbose)[0]
+        codec = pretrained("codec", scale, verbose=verbose)[0]
+        pairs = sample_pairs(decision_index(train), p.head_decisions, seed=16)
+        data = imagined_set(stage2.former, student, estimator, codec, train, pairs, seed=17)
+        labels = "relabelled" if name == "head" else "real"
+        model, c = train_head(p.head, data, p.head_recipe, labels=labels, progress=verbose)
+        return model, {"loss": _curve(c)}
+    if name in ("short-bc", "long-bc"):
+        horizon = 8 if name == "short-bc" else 80
+        model, c = train_bc(p.former, bc_head_config(scale, horizon), train, p.bc, progress=verbose)
+        return model, {"loss": _curve(c)}
+    raise ValueError(f"name must be one of {', '.join(NAMES)}; got {name!r}")
+
+
+def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], SvnMeta]:
+    def compute() -> tuple[dict[str, torch.Tensor], SvnMeta]:
+        start = time.perf_counter()
+        model, curves = _train_model(name, scale, verbose)
+        state = _codec_state(model) if name == "codec" else half_state(model)
+        meta = SvnMeta(
+            name=name,
+            config_hash=expected_hash(name, scale),
+            source=source_fingerprint(STAGE_FILES),
+            curve=curves,
+            weights_hash=weights_hash(state),
+            version=neurips26.__version__,
+            torch=torch.__version__,
+            train_seconds=round(time.perf_counter() - start, 1),
+        )
+        return state, replace(meta, metrics=measure(name, scale, build(name, scale, meta, state)))
+
+    return cached("svn-model", {"name": name, "scale": scale, "hash": expected_hash(name, scale)}, compute)
+
+
+REGISTRY = Registry(
+    chapter="sparsevideonav",
+    package_dir=PACKAGE_DIR,
+    names=NAMES,
+    meta_class=SvnMeta,
+    expected_hash=expected_hash,
+    build=build,
+    measure=measure,
+    train=_train,
+    source_files=lambda name: STAGE_FILES,
+    rtol=METRIC_RTOL,
+)
+
+
+def pretrained(name: str, scale: str = "default", *, verbose: bool = True) -> tuple[Any, SvnMeta]:
+    """Model ``name``: the fresh checkpoint, else trained exactly as ``prepare`` would."""
+    return REGISTRY.pretrained(name, scale, verbose=verbose)
+
+
+def prepare(
+    scale: str = "default", *, only: list[str] | None = None, out: str | None = None
+) -> list[SvnMeta]:
+    """Train and write the checkpoints at ``scale`` into ``out``."""
+    folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
+    return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.sparsevideonav.prepare",
+        description="Train the chapter 14 models and write their float16 checkpoints.",
+        models=tuple(ModelRow(r.name, r.role) for r in MODELS),
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
