@@ -52,6 +52,8 @@ from neurips26.validation import check_int
 TEST_WORLD = 1000
 HISTORIES = (4, 16, 64)
 FAR_SECONDS = (11, 14, 17, 20)
+#: Euler steps of the ablation family's samples (the teacher's own comparisons use 50 and 4).
+ARM_STEPS = 16
 PIPELINES: dict[str, tuple[str, str, int]] = {
     # name: (future, history, steps)
     "dense · raw · 50": ("dense", "raw", 50),
@@ -130,11 +132,10 @@ def wall_clock(
 # ---------------------------------------------------------------------------------------- quality
 
 
-def test_episodes(codec: Codec, worlds: int, *, seed: int = 0) -> list[Episode]:
-    """Demonstrations on held-out mazes ``TEST_WORLD …`` (both kinds), encoded."""
-    return [
-        episode(t, codec) for t in demonstrations(list(range(TEST_WORLD, TEST_WORLD + worlds)), seed=seed)
-    ]
+def test_episodes(codec: Codec, worlds: int, *, seed: int = 0, max_frames: int = MAX_FRAMES) -> list[Episode]:
+    """Demonstrations on held-out mazes ``TEST_WORLD …`` (both kinds, at most ``max_frames``), encoded."""
+    mazes = list(range(TEST_WORLD, TEST_WORLD + worlds))
+    return [episode(t, codec) for t in demonstrations(mazes, seed=seed, max_frames=max_frames)]
 
 
 @dataclass(frozen=True)
@@ -339,7 +340,7 @@ def run_claims(scale: str = "default") -> ClaimsData:
         stage2, student = models["stage2"], models["student"]
         p = plan(scale)
         cost = cost_table(student.config, p.former)
-        eps = test_episodes(codec, config.quality_worlds, seed=config.seed)
+        eps = test_episodes(codec, config.quality_worlds, seed=config.seed, max_frames=config.max_frames)
         pairs = sample_pairs(decision_index(eps), config.quality_decisions, seed=sub_seed(config.seed, 153))
         q = lambda g, steps, former=None: generation_quality(  # noqa: E731
             g, eps, pairs, steps=steps, seed=sub_seed(config.seed, 154), former=former
@@ -353,7 +354,7 @@ def run_claims(scale: str = "default") -> ClaimsData:
         }
         far: dict[str, dict[int, float]] = {}
         for name in ARMS:
-            arm = q(models[name], 50)
+            arm = q(models[name], ARM_STEPS)
             quality[name] = arm.per_offset
             far[name] = far_error(arm, eps, pairs)
         fidelity = {
@@ -404,6 +405,7 @@ def run_claims(scale: str = "default") -> ClaimsData:
 
 
 __all__ = [
+    "ARM_STEPS",
     "CONDITIONS",
     "FAR_SECONDS",
     "HISTORIES",

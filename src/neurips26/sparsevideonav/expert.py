@@ -4,7 +4,7 @@
 sequence ``p_k = (x_k, z_k, yaw_k)`` is explained exactly by the deltas
 
     Δyaw_k = yaw_{k+1} - yaw_k,
-    (Δfwd_k, Δlat_k) = ((x, z)_{k+1} - (x, z)_k) · (forward(yaw_{k+1}), right(yaw_{k+1})),
+    (Δfwd_k, Δlat_k) = ((x, z)_{k+1} - (x, z)_k) · (forward(yaw_{k+1}), left(yaw_{k+1})),
 
 (:func:`relative_deltas`; the two unit vectors are orthonormal, so :func:`compose` inverts it exactly).
 The labels are the *realised* deltas, so a move shortened by a wall is recorded as what happened.
@@ -70,7 +70,7 @@ def _check_poses(name: str, poses: object) -> np.ndarray:
 
 
 def _basis(yaw_deg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """forward = (sin yaw, cos yaw) and right = (cos yaw, -sin yaw), each (T, 2)."""
+    """forward = (sin yaw, cos yaw) and left = (cos yaw, -sin yaw) (:meth:`Pose.left`), each (T, 2)."""
     r = np.radians(yaw_deg)
     s, c = np.sin(r), np.cos(r)
     return np.stack([s, c], axis=1), np.stack([c, -s], axis=1)
@@ -84,16 +84,16 @@ def relative_deltas(poses: object) -> np.ndarray:
     """
     p = _check_poses("poses", poses)
     dyaw = np.diff(p[:, 2])
-    fwd, right = _basis(p[1:, 2])
+    fwd, left = _basis(p[1:, 2])
     dxz = np.diff(p[:, :2], axis=0)
-    return np.stack([(dxz * fwd).sum(1), (dxz * right).sum(1), dyaw], axis=1)
+    return np.stack([(dxz * fwd).sum(1), (dxz * left).sum(1), dyaw], axis=1)
 
 
 def compose(start: Pose, deltas: object) -> np.ndarray:
     """The poses (T+1, 3) reached from ``start`` by deltas (T, 3): the inverse of :func:`relative_deltas`.
 
     ``yaw_{k+1} = yaw_k + Δyaw_k`` and ``(x, z)_{k+1} = (x, z)_k + Δfwd_k forward(yaw_{k+1}) +
-    Δlat_k right(yaw_{k+1})`` — no clipping and no walls (pure kinematics).
+    Δlat_k left(yaw_{k+1})`` — no clipping and no walls (pure kinematics).
     """
     if not isinstance(start, Pose):
         raise TypeError(f"start must be a Pose; got {type(start).__name__}")
@@ -101,8 +101,8 @@ def compose(start: Pose, deltas: object) -> np.ndarray:
     if d.ndim != 2 or d.shape[1] != 3:
         raise ValueError(f"deltas must have shape (T, 3); got {d.shape}")
     yaw = start.yaw + np.concatenate([[0.0], np.cumsum(d[:, 2])])
-    fwd, right = _basis(yaw[1:])
-    steps = d[:, :1] * fwd + d[:, 1:2] * right
+    fwd, left = _basis(yaw[1:])
+    steps = d[:, :1] * fwd + d[:, 1:2] * left
     xz = np.array([start.x, start.z]) + np.concatenate([np.zeros((1, 2)), np.cumsum(steps, axis=0)])
     return np.concatenate([xz, yaw[:, None]], axis=1)
 

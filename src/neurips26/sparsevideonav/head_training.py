@@ -9,9 +9,10 @@ paper does not say how its robot stops). With ``labels="real"`` the head learns 
 instead (the ablation that asks whether re-labelling helps).
 
 **Baselines** (the "LLM VLN" stand-ins: short-horizon supervision decoded from observation, history and
-language). A Former of the same size compresses the history, and an action head of the same size reads the
-2 reference chunks plus ``h_T`` — no imagined future — to predict the next 8 actions (short horizon) or the
-next 80 (20 s, the "just lengthen the horizon" probe), trained on the expert's actions from scratch.
+language). They read the history through the *same* frozen Former as SparseVideoNav (its ``h_T``), and an
+action head of the same size reads the 2 reference chunks plus ``h_T`` — no imagined future — to predict
+the next 8 actions (short horizon) or the next 80 (20 s, the "just lengthen the horizon" probe), trained on
+the expert's actions. Sharing the Former leaves one difference between the agents: the imagined future.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.action_head import ActionHead, ActionHeadConfig, head_loss
 from neurips26.sparsevideonav.codec import Codec
 from neurips26.sparsevideonav.dataset import Episode, make_batch
-from neurips26.sparsevideonav.former import Former, FormerConfig
+from neurips26.sparsevideonav.former import Former
 from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.pose_estimator import PoseEstimator, relabel
 from neurips26.sparsevideonav.sampler import sample
@@ -145,7 +146,7 @@ def train_head(
 
 
 class BCPolicyNet(nn.Module):
-    """A baseline: ``former`` (history → h_T) and ``head`` reading the 2 reference chunks plus h_T."""
+    """A baseline: a frozen ``former`` (history → h_T) and ``head`` reading the 2 reference chunks, h_T."""
 
     def __init__(self, former: Former, head: ActionHead):
         super().__init__()
@@ -159,18 +160,24 @@ class BCPolicyNet(nn.Module):
 
 
 def train_bc(
-    former_config: FormerConfig,
+    former: Former,
     head_config: ActionHeadConfig,
     episodes: Sequence[Episode],
     recipe: Recipe,
     *,
     progress: bool = False,
 ) -> tuple[BCPolicyNet, list[float]]:
-    """A short- (horizon 8) or long-horizon (80) behaviour-cloning baseline on the expert's actions."""
+    """A short- (horizon 8) or long-horizon (80) behaviour-cloning baseline on the expert's actions; only
+    the head learns (``former`` is frozen: SparseVideoNav's own)."""
     from neurips26.sparsevideonav.dataset import decision_index, sample_pairs
 
+    if not isinstance(former, Former):
+        raise TypeError(f"former must be a Former; got {type(former).__name__}")
+    former.eval()
+    for p in former.parameters():
+        p.requires_grad_(False)
     torch.manual_seed(recipe.seed)
-    net = BCPolicyNet(Former(former_config), ActionHead(head_config))
+    net = BCPolicyNet(former, ActionHead(head_config))
     index = decision_index(episodes)
     noise = torch.Generator().manual_seed(sub_seed(recipe.seed, 147))
     # the clip is not used; any offsets that fit the padded timeline will do
@@ -183,7 +190,8 @@ def train_bc(
         )
 
     def loss(m: BCPolicyNet, b):
-        memory = m.former(b.history, b.history_mask, b.words)
+        with torch.no_grad():
+            memory = m.former(b.history, b.history_mask, b.words)
         return head_loss(
             m.head, b.actions, b.stop, b.clip[:, :REFERENCE_CHUNKS], b.words, generator=noise, memory=memory
         )

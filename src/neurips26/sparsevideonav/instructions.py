@@ -35,8 +35,8 @@ VOCAB: tuple[str, ...] = (
     "go",
     "straight",
     "turn",
+    "right",  # (this order keeps the ids the checkpoints were trained with: see tasks.py)
     "left",
-    "right",
     "around",
     "stop",
     "at",

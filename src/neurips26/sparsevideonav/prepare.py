@@ -10,7 +10,8 @@ the user cache. The chain follows the paper's stages:
    also keeps the loss curves of Stage 1 trained from scratch (the initialisation study);
 3. ``stage2`` — + Former and history cross-attention (the 50-step teacher); 4. ``student`` — distilled to 4
    steps; 5. ``pose`` — the pose estimator; 6. ``head`` / ``head-real`` — the action head on imagined futures
-   with re-labelled / real action chunks; 7. ``short-bc`` / ``long-bc`` — the baselines;
+   with re-labelled / real action chunks; 7. ``short-bc`` / ``long-bc`` — the baselines (their heads;
+   they read the teacher's frozen Former);
 8. ``arm-*`` — the Stage-1 ablation family at width 32 (sparse, dense 20 s, continuous 2 s and 10 s,
    intervals 1 and 5, 10 % and 35 % of the data, slot positions), each trained alike.
 
@@ -167,9 +168,9 @@ def plan(scale: str) -> Plan:
     tiny = Recipe(steps=20, batch=8)
     smoke = replace(
         default,
-        train_worlds=6,
+        train_worlds=3,
         per_kind=1,
-        codec_worlds=6,
+        codec_worlds=3,
         width=16,
         depth=1,
         arm_width=16,
@@ -225,10 +226,15 @@ def train_worlds(scale: str, fraction: float = 1.0) -> list[int]:
     return list(range(max(1, round(n * fraction))))
 
 
-def _demonstrations(worlds: list[int], per_kind: int, progress: bool):
+#: The demonstrations' frame cap: 60 s, or 10 s at smoke (CI runs every notebook cold there).
+def demo_frames(scale: str) -> int:
+    return pick(scale, smoke=40, default=240)
+
+
+def _demonstrations(worlds: list[int], per_kind: int, progress: bool, max_frames: int = 240):
     out = []
     for seed in range(per_kind):
-        out.extend(demonstrations(worlds, seed=seed, progress=progress))
+        out.extend(demonstrations(worlds, seed=seed, progress=progress, max_frames=max_frames))
     return out
 
 
@@ -236,7 +242,7 @@ def episodes(split: str, scale: str, codec: Codec | None = None, *, verbose: boo
     """The latent episodes of ``split`` ("train" or "val") encoded with the shipped codec."""
     codec = pretrained("codec", scale, verbose=verbose)[0] if codec is None else codec
     p = plan(scale)
-    worlds = train_worlds(scale) if split == "train" else list(VAL_WORLDS[: 2 if scale == "smoke" else None])
+    worlds = train_worlds(scale) if split == "train" else list(VAL_WORLDS[: 1 if scale == "smoke" else None])
     per_kind = p.per_kind if split == "train" else 1
     key = {
         "split": split,
@@ -245,9 +251,12 @@ def episodes(split: str, scale: str, codec: Codec | None = None, *, verbose: boo
         "codec": weights_hash(_codec_state(codec)),
         "source": source_fingerprint(DATA_FILES),
     }
+    frames = demo_frames(scale)
+    if frames != 240:  # (the default's key predates the cap's option)
+        key["max_frames"] = frames
 
     def compute() -> list[Episode]:
-        return [episode(t, codec) for t in _demonstrations(worlds, per_kind, verbose)]
+        return [episode(t, codec) for t in _demonstrations(worlds, per_kind, verbose, frames)]
 
     return cached("svn-episodes", key, compute, verbose=verbose)
 
@@ -262,17 +271,21 @@ def val_batch(scale: str, offsets, *, action_length: int = 8):
 # ------------------------------------------------------------------------------------------ sidecar
 
 
+BASELINES = ("short-bc", "long-bc")
+
+
 def expected_hash(name: str, scale: str) -> str:
-    return config_hash(
-        {
-            "name": name,
-            "plan": plan(scale),
-            "generator": generator_config(scale, name),
-            "data": data_fraction(name),
-            "val": (VAL_WORLDS, VAL_DECISIONS),
-            "format": FORMAT,
-        }
-    )
+    spec = {
+        "name": name,
+        "plan": plan(scale),
+        "generator": generator_config(scale, name),
+        "data": data_fraction(name),
+        "val": (VAL_WORLDS, VAL_DECISIONS),
+        "format": FORMAT,
+    }
+    if name in BASELINES:  # the baselines read the teacher's frozen Former and ship their head only
+        spec["former"] = "stage2, frozen"
+    return config_hash(spec)
 
 
 @dataclass(frozen=True)
@@ -315,16 +328,18 @@ def _empty(name: str, scale: str) -> Any:
         return PoseEstimator(p.pose)
     if name in ("head", "head-real"):
         return ActionHead(p.head)
-    if name in ("short-bc", "long-bc"):
-        horizon = 8 if name == "short-bc" else 80
-        return BCPolicyNet(Former(p.former), ActionHead(bc_head_config(scale, horizon)))
+    if name in BASELINES:  # the head only: the Former is the teacher's
+        return ActionHead(bc_head_config(scale, 8 if name == "short-bc" else 80))
     raise ValueError(f"name must be one of {', '.join(NAMES)}; got {name!r}")
 
 
 def build(name: str, scale: str, meta: SvnMeta, state: dict[str, torch.Tensor]) -> Any:
     if name == "codec":
         return _codec_from(state)
-    return _frozen(load_half_state(name, _empty(name, scale), state))
+    model = _frozen(load_half_state(name, _empty(name, scale), state))
+    if name in BASELINES:
+        return _frozen(BCPolicyNet(pretrained("stage2", scale, verbose=False)[0].former, model))
+    return model
 
 
 # --------------------------------------------------------------------------------------- measuring
@@ -386,7 +401,7 @@ def measure(name: str, scale: str, model: Any) -> dict[str, float]:
         return {f"mae_{k}": float(v) for k, v in err.items()}
     if name in ("head", "head-real"):
         return {"val_loss": _head_val(model, scale, "relabelled" if name == "head" else "real")}
-    if name in ("short-bc", "long-bc"):
+    if name in BASELINES:
         _, _, b = val_batch(scale, (0,), action_length=model.head.config.horizon)
         g = torch.Generator().manual_seed(14)
         with torch.no_grad():
@@ -410,7 +425,8 @@ def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, l
     torch.set_num_threads(1)
     p = plan(scale)
     if name == "codec":
-        frames = [t.frames for t in _demonstrations(train_worlds(scale)[: p.codec_worlds], 1, verbose)]
+        worlds = train_worlds(scale)[: p.codec_worlds]
+        frames = [t.frames for t in _demonstrations(worlds, 1, verbose, demo_frames(scale))]
         codec = _codec_from(_codec_state(fit_codec(frames, seed=0)))  # float16-rounded before any use
         return codec, {}
     train = episodes("train", scale, verbose=verbose)
@@ -456,9 +472,10 @@ def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, l
         labels = "relabelled" if name == "head" else "real"
         model, c = train_head(p.head, data, p.head_recipe, labels=labels, progress=verbose)
         return model, {"loss": _curve(c)}
-    if name in ("short-bc", "long-bc"):
+    if name in BASELINES:
+        former = pretrained("stage2", scale, verbose=verbose)[0].former
         horizon = 8 if name == "short-bc" else 80
-        model, c = train_bc(p.former, bc_head_config(scale, horizon), train, p.bc, progress=verbose)
+        model, c = train_bc(former, bc_head_config(scale, horizon), train, p.bc, progress=verbose)
         return model, {"loss": _curve(c)}
     raise ValueError(f"name must be one of {', '.join(NAMES)}; got {name!r}")
 
@@ -467,7 +484,10 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
     def compute() -> tuple[dict[str, torch.Tensor], SvnMeta]:
         start = time.perf_counter()
         model, curves = _train_model(name, scale, verbose)
-        state = _codec_state(model) if name == "codec" else half_state(model)
+        if name == "codec":
+            state = _codec_state(model)
+        else:
+            state = half_state(model.head if name in BASELINES else model)
         meta = SvnMeta(
             name=name,
             config_hash=expected_hash(name, scale),

@@ -15,11 +15,12 @@ pillar does not show in the start frame; otherwise the next draw of the same gen
 of equal move direction ``d``::
 
     instruction := clause "," { clause "," } "stop" "at" "the" COLOUR "object"
-    clause      := "turn" ("left" | "right" | "around")      # when d - h = -90, +90, 180 (mod 360)
+    clause      := "turn" ("left" | "right" | "around")      # when d - h = +90, -90, 180 (mod 360)
                  | "go" "straight"                            # one per run, after its turn if any
 
-Yaw grows clockwise seen from above (0 = +Z, 90 = +X = the agent's right at yaw 0), so a change of
-+90° is a right turn.
+Yaw 0 looks along +Z and 90 along +X. The renderer is right-handed with y up, so an agent looking along
++Z sees +X on its *left*: a change of +90° is a left turn (what the camera shows, and what the
+instruction says).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ MIN_START_DISTANCE = 6.0
 #: Draws of (colour, start cell, yaw) tried before :func:`make_task` gives up.
 MAX_TRIES = 200
 
-_TURN_WORD = {90: "right", 180: "around", 270: "left"}
+_TURN_WORD = {90: "left", 180: "around", 270: "right"}
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,11 @@ first-person camera.
 - **Pose** ``(x, z, yaw)``: position on the ground in metres, heading in degrees (0 = +Z, 90 = +X, the
   world's convention). The camera is a ``pinhole(32, 16, 90°)`` at eye height 1 m looking along the heading.
 - **Motion.** Frames at 4 per second; an action is a per-frame ``(Δforward, Δlateral, Δyaw)`` in the
-  agent's frame, clipped to 1 m/s (0.25 m a frame) and 90°/s (22.5° a frame). The body is a disk of
-  radius :data:`BODY` that walls stop: a move that would overlap a wall is tried along each axis alone,
-  and dropped when neither fits (the agent slides along walls and never passes through them).
+  agent's frame (Δlateral positive to the agent's left, :meth:`Pose.left`; Δyaw positive turns left:
+  the renderer is right-handed with y up), clipped to 1 m/s (0.25 m a frame) and 90°/s (22.5° a
+  frame). The body is a disk of radius :data:`BODY` that walls stop: a move that would overlap a wall is
+  tried along each axis alone, and dropped when neither fits (the agent slides along walls and never
+  passes through them).
 - **Seeing.** An object is *visible* when at least :data:`VISIBLE_PIXELS` pixels of the instance mask show
   it. Night frames (the test condition) are the day frame times 0.35 plus seeded Gaussian noise.
 - **Success.** Stopping within 1.5 m of the target (distance to the pillar's centre).
@@ -50,8 +52,9 @@ class Pose:
         r = math.radians(self.yaw)
         return np.array([math.sin(r), math.cos(r)])
 
-    def right(self) -> np.ndarray:
-        """The unit direction to the agent's right ``(x, z)``."""
+    def left(self) -> np.ndarray:
+        """The unit direction to the agent's left ``(x, z)`` (+X at yaw 0: the renderer is right-handed
+        with y up, so +X appears on the left of a camera looking along +Z)."""
         r = math.radians(self.yaw)
         return np.array([math.cos(r), -math.sin(r)])
 
@@ -121,7 +124,7 @@ class NavWorld:
             move *= max_move / norm
         yaw = pose.yaw + float(np.clip(a[2], -max_turn, max_turn))
         turned = Pose(pose.x, pose.z, yaw)
-        delta = move[0] * turned.forward() + move[1] * turned.right()
+        delta = move[0] * turned.forward() + move[1] * turned.left()
         for dx, dz in ((delta[0], delta[1]), (delta[0], 0.0), (0.0, delta[1])):
             if self.free(pose.x + dx, pose.z + dz):
                 return Pose(pose.x + dx, pose.z + dz, yaw)

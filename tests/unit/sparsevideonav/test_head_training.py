@@ -1,5 +1,5 @@
 """Stage 4 and the baselines: the imagined set keeps the real reference and re-labels the imagined frames;
-the heads train deterministically on either label set; a baseline must read the reference and h_T."""
+the heads train deterministically on either label set; a baseline reads the reference and a frozen h_T."""
 
 from __future__ import annotations
 
@@ -55,13 +55,19 @@ def test_heads_train_deterministically_on_either_labels(setup):
         train_head(config, data, Recipe(steps=1, batch=2), labels="guessed")
 
 
-def test_a_baseline_reads_the_reference_and_the_former_memory(setup):
+def test_a_baseline_reads_the_reference_and_a_frozen_former_memory(setup):
     _, eps, *_ = setup
-    former = FormerConfig(width=16, heads=2)
+    former = Former(FormerConfig(width=16, heads=2))
+    before = [p.clone() for p in former.parameters()]
     head = ActionHeadConfig(
         width=16, heads=2, context_layers=1, dit_layers=1, horizon=80, context_slots=2, memory_tokens=8
     )
     net, losses = train_bc(former, head, eps, Recipe(steps=2, batch=4))
     assert net.head.config.horizon == 80 and len(losses) == 2
+    assert net.former is former and all(
+        torch.equal(a, b) for a, b in zip(before, former.parameters(), strict=True)
+    )
     with pytest.raises(ValueError, match="head"):
-        BCPolicyNet(Former(former), ActionHead(ActionHeadConfig(width=16, heads=2)))
+        BCPolicyNet(former, ActionHead(ActionHeadConfig(width=16, heads=2)))
+    with pytest.raises(TypeError, match="former"):
+        train_bc(FormerConfig(), head, eps, Recipe(steps=1, batch=2))

@@ -39,19 +39,19 @@ def test_heading_between_matches_pose_forward(worlds):
 
 def test_ifn_grammar_on_a_hand_checked_route():
     route = ((0, 0), (1, 0), (2, 0), (2, 1), (2, 2), (3, 2))
-    # +Z twice, then +X (yaw 0 -> 90: a right turn), then +Z again (90 -> 0: a left turn)
+    # +Z twice, then +X (yaw 0 -> 90: a left turn), then +Z again (90 -> 0: a right turn)
     assert T.ifn_words(route, 0.0, "red") == (
         *("go", "straight", ","),
-        *("turn", "right", ",", "go", "straight", ","),
         *("turn", "left", ",", "go", "straight", ","),
+        *("turn", "right", ",", "go", "straight", ","),
         *("stop", "at", "the", "red", "object"),
     )
-    # facing -Z the first move needs a turn around; facing -X (270) the first +Z move is a right turn
+    # facing -Z the first move needs a turn around; facing -X (270) the first +Z move is a left turn
     assert T.ifn_words(route[:3], 180.0, "blue")[:6] == ("turn", "around", ",", "go", "straight", ",")
-    assert T.ifn_words(route[:3], 270.0, "blue")[:3] == ("turn", "right", ",")
+    assert T.ifn_words(route[:3], 270.0, "blue")[:3] == ("turn", "left", ",")
     assert T.ifn_words(route[:3], -90.0, "blue") == T.ifn_words(route[:3], 270.0, "blue")
-    # left at yaw 90 is -right() = +Z, i.e. heading 0: the grammar and Pose agree
-    assert np.allclose(-Pose(0.0, 0.0, 90.0).right(), Pose(0.0, 0.0, 0.0).forward())
+    # right at yaw 90 is -left() = +Z, i.e. heading 0: the grammar and Pose agree
+    assert np.allclose(-Pose(0.0, 0.0, 90.0).left(), Pose(0.0, 0.0, 0.0).forward())
     with pytest.raises(ValueError, match="path"):
         T.ifn_words(route[:1], 0.0, "red")
     with pytest.raises(ValueError, match="colour"):

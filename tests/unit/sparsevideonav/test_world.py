@@ -72,3 +72,28 @@ def test_frames_night_and_visibility(nav):
         nav.observe(pose, night=True)
     with pytest.raises(ValueError, match="colour"):
         nav.landmark("ultraviolet")
+
+
+def test_a_positive_yaw_turns_left_as_the_camera_sees_it(nav):
+    """+Δyaw is a left turn: a pillar ahead slides to the right of the image; so does a step to the left."""
+    iid, x, z = nav.landmark("red")
+    seen = None
+    for d in (1.0, 1.2, 1.5, 0.8):
+        for yaw in range(0, 360, 15):
+            r = math.radians(yaw)
+            px, pz = x - d * math.sin(r), z - d * math.cos(r)
+            if nav.free(px, pz) and (nav.observe(W.Pose(px, pz, yaw)).instance == iid).sum() > 4:
+                seen = (px, pz, float(yaw))
+                break
+        if seen:
+            break
+    px, pz, yaw = seen
+
+    def centre(pose):
+        return float(np.nonzero(nav.observe(pose).instance == iid)[1].mean())
+
+    ahead = centre(W.Pose(px, pz, yaw))
+    assert centre(W.Pose(px, pz, yaw + 20)) > ahead + 3 > centre(W.Pose(px, pz, yaw - 20)) + 3
+    # stepping to the agent's left (Pose.left) moves the pillar to the right of the image too
+    side = W.Pose(px + 0.2 * W.Pose(px, pz, yaw).left()[0], pz + 0.2 * W.Pose(px, pz, yaw).left()[1], yaw)
+    assert centre(side) > ahead
