@@ -36,8 +36,7 @@ from neurips26.sparsevideonav.dataset import Episode, make_batch
 from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.sampler import initial_state, inject
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2
-from neurips26.train import fit
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, fit_recipe
 from neurips26.validation import check_float, check_int
 
 
@@ -198,22 +197,10 @@ def distill(
         rows, steps = batch
         return pcm_loss(model, ema, paths, rows, steps, config)
 
-    history = fit(
-        student,
-        loss,
-        batch_at,
-        steps=recipe.steps,
-        seed=recipe.seed,
-        lr=recipe.lr,
-        warmup=max(1, recipe.steps // 20),
-        weight_decay=0.01,
-        progress=progress,
-        desc="stage 3 (distillation)",
+    losses = fit_recipe(
+        student, loss, batch_at, recipe, "stage 3 (distillation)", progress=progress, freeze=True
     )
-    student.eval()
-    for p in student.parameters():
-        p.requires_grad_(False)
-    return student, list(history.loss)
+    return student, losses
 
 
 __all__ = ["DistillConfig", "TeacherPaths", "distill", "pcm_loss", "teacher_paths"]

@@ -33,8 +33,7 @@ from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.pose_estimator import PoseEstimator, relabel
 from neurips26.sparsevideonav.sampler import sample
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe
-from neurips26.train import fit
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, fit_recipe
 from neurips26.validation import check_choice
 
 LABELS: tuple[str, ...] = ("relabelled", "real")
@@ -201,22 +200,7 @@ def train_bc(
 
 
 def _fit(model: nn.Module, loss, batch_at, recipe: Recipe, desc: str, progress: bool) -> list[float]:
-    history = fit(
-        model,
-        loss,
-        batch_at,
-        steps=recipe.steps,
-        seed=recipe.seed,
-        lr=recipe.lr,
-        warmup=max(1, recipe.steps // 20),
-        weight_decay=0.01,
-        progress=progress,
-        desc=desc,
-    )
-    model.eval()
-    for p in model.parameters():
-        p.requires_grad_(False)
-    return list(history.loss)
+    return fit_recipe(model, loss, batch_at, recipe, desc, progress=progress, freeze=True)
 
 
 __all__ = [

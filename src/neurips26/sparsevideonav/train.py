@@ -76,6 +76,22 @@ def _fit(
             max_history=MAX_HISTORY,
         )
 
+    return fit_recipe(model, loss, batch_at, recipe, desc, progress=progress)
+
+
+def fit_recipe(
+    model: nn.Module,
+    loss,
+    batch_at,
+    recipe: Recipe,
+    desc: str,
+    *,
+    progress: bool = False,
+    freeze: bool = False,
+) -> list[float]:
+    """Every training run of the chapter: :func:`neurips26.train.fit` with ``recipe``'s steps, learning rate
+    and seed, a 5 % warm-up and weight decay 0.01; the model is left in eval mode (and frozen with
+    ``freeze``). Returns the loss of every update."""
     history = fit(
         model,
         loss,
@@ -89,6 +105,9 @@ def _fit(
         desc=desc,
     )
     model.eval()
+    if freeze:
+        for p in model.parameters():
+            p.requires_grad_(False)
     return list(history.loss)
 
 
@@ -160,4 +179,4 @@ def train_history(
     return model, _fit(model, loss, episodes, config.offsets, recipe, "stage 2 (history)", progress)
 
 
-__all__ = ["MAX_HISTORY", "Recipe", "Stage2", "train_history", "train_i2v", "train_t2v"]
+__all__ = ["MAX_HISTORY", "Recipe", "Stage2", "fit_recipe", "train_history", "train_i2v", "train_t2v"]
