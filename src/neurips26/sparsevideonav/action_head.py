@@ -38,6 +38,7 @@ from neurips26.flow import euler_sample, uniform_grid
 from neurips26.nn import AdaLNZeroBlock, ConditionedTransformerConfig, MultiHeadAttention, TimestepEmbedding
 from neurips26.nn.embeddings import sinusoidal_embedding
 from neurips26.sparsevideonav.codec import LATENT_DIM
+from neurips26.sparsevideonav.codec import TOKENS as TOKENS_PER_CHUNK  # the view's two halves
 from neurips26.sparsevideonav.instructions import MAX_WORDS, VOCAB
 from neurips26.sparsevideonav.layers import CrossAttention, FeedForward, WordEncoder, masked_mean
 from neurips26.validation import check_float, check_int, check_tuple
@@ -47,7 +48,6 @@ from neurips26.validation import check_float, check_int, check_tuple
 ACTION_SCALE: tuple[float, float, float] = (0.25, 0.25, 22.5)
 #: Default positive-class weight of the stop BCE (module doc).
 STOP_POS_WEIGHT = 5.0
-TOKENS_PER_CHUNK = 2
 
 
 @dataclass(frozen=True)

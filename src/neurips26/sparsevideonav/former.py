@@ -32,11 +32,10 @@ from torch import Tensor, nn
 from neurips26.nn import MultiHeadAttention
 from neurips26.nn.embeddings import sinusoidal_embedding
 from neurips26.sparsevideonav.codec import LATENT_DIM
+from neurips26.sparsevideonav.codec import TOKENS as TOKENS_PER_CHUNK  # the view's two halves
 from neurips26.sparsevideonav.instructions import MAX_WORDS, VOCAB
 from neurips26.sparsevideonav.layers import CrossAttention, FeedForward, WordEncoder, masked_mean
 from neurips26.validation import check_int
-
-TOKENS_PER_CHUNK = 2
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from torch import Tensor, nn
 from neurips26.nn import AdaLNZeroBlock, ConditionedTransformerConfig, TimestepEmbedding
 from neurips26.nn.embeddings import sinusoidal_embedding
 from neurips26.sparsevideonav.codec import LATENT_DIM
+from neurips26.sparsevideonav.codec import TOKENS as TOKENS_PER_CHUNK  # the view's two halves
 from neurips26.sparsevideonav.instructions import MAX_WORDS, VOCAB
 from neurips26.sparsevideonav.layers import CrossAttention, WordEncoder
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS, SPARSE_OFFSETS, check_offsets, positions
@@ -42,7 +43,6 @@ from neurips26.validation import check_choice, check_float, check_int
 
 HISTORY_MODES: tuple[str, ...] = ("none", "former", "raw")
 POSITION_MODES: tuple[str, ...] = ("chunk", "slot")
-TOKENS_PER_CHUNK = 2
 
 
 @dataclass(frozen=True)

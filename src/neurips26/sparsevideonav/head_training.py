@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.action_head import ActionHead, ActionHeadConfig, head_loss
 from neurips26.sparsevideonav.codec import Codec
-from neurips26.sparsevideonav.dataset import Episode, make_batch
+from neurips26.sparsevideonav.dataset import Episode, decision_index, make_batch, sample_pairs
 from neurips26.sparsevideonav.former import Former
 from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.pose_estimator import PoseEstimator, relabel
@@ -168,8 +168,6 @@ def train_bc(
 ) -> tuple[BCPolicyNet, list[float]]:
     """A short- (horizon 8) or long-horizon (80) behaviour-cloning baseline on the expert's actions; only
     the head learns (``former`` is frozen: SparseVideoNav's own)."""
-    from neurips26.sparsevideonav.dataset import decision_index, sample_pairs
-
     if not isinstance(former, Former):
         raise TypeError(f"former must be a Former; got {type(former).__name__}")
     former.eval()
