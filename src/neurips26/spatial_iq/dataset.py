@@ -25,8 +25,9 @@ DATA_FILES = tuple(
     (PKG, f) for f in ("cameras.py", "visibility.py", "scenes.py", "tasks.py", "render.py", "dataset.py")
 )
 SPLITS = ("train", "eval")
-#: First scene seed of each split (disjoint ranges).
-SPLIT_SEED = {"train": 0, "eval": 1_000_000}
+#: First scene seed of each split (disjoint ranges). The evaluation scenes start at 3,000,000: the
+#: recipes were developed on scenes 1,000,000+ and validated on 2,000,000+, so no choice saw a test view.
+SPLIT_SEED = {"train": 0, "eval": 3_000_000}
 #: Views per scene (the four base azimuths).
 VIEWS_PER_SCENE = 4
 
