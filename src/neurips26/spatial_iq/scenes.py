@@ -23,7 +23,7 @@ import numpy as np
 
 from neurips26.spatial_iq.cameras import GRID, LENSES, MAX_HEIGHT, OFFSETS, View
 from neurips26.spatial_iq.visibility import SLOTS, check_heights, cull
-from neurips26.validation import check_int, check_seed
+from neurips26.validation import check_choice, check_int, check_seed
 
 #: The smallest final count (the released ``min_blocks``) and the retry budget.
 MIN_BLOCKS = 3
@@ -118,8 +118,6 @@ def scene_from_heights(
     height_map: object, *, category: str = "cube", offset: float = OFFSETS[0], lens: str = "narrow"
 ) -> StackScene:
     """A scene from a given height map, culled by the reference view (for figures, tests, the explorer)."""
-    from neurips26.validation import check_choice
-
     kept, n_visible = cull(check_heights(height_map))
     return StackScene(
         seed=0,

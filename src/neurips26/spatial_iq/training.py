@@ -31,7 +31,6 @@ from neurips26.seeding import sub_seed
 from neurips26.spatial_iq.dataset import ViewSet
 from neurips26.spatial_iq.tasks import TASKS
 from neurips26.spatial_iq.tokens import (
-    FIRST_INT,
     PAD,
     chain_answer,
     plain_answer,
@@ -295,7 +294,6 @@ def warmup_split(n: int, fraction: float = 0.1, *, seed: int = 0) -> tuple[np.nd
 
 
 __all__ = [
-    "FIRST_INT",
     "PAIRED",
     "TARGETS",
     "GRPOConfig",

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from neurips26.spatial_iq.cameras import GRID, IMAGE_SIZE, MAX_HEIGHT, View, camera
+from neurips26.spatial_iq.cameras import GRID, IMAGE_SIZE, MAX_HEIGHT, REFERENCE, View, camera
 from neurips26.world import Scene, cast_rays, voxel_scene
 
 #: Slots of the volume.
@@ -123,8 +123,6 @@ def cull(height_map: object, view: View | None = None) -> tuple[np.ndarray, int]
     As the released ``filter_height_map_for_view0``: visible blocks and their supports stay, every other
     block goes. The result is a height map again (needed sets are downward closed).
     """
-    from neurips26.spatial_iq.cameras import REFERENCE
-
     table = slot_table(REFERENCE if view is None else view)
     vis = table.visible(height_map)
     return heights_of(needed(height_map, vis)), int(vis.sum())
