@@ -9,8 +9,8 @@ sides of the room. Everything is expressed in the frame the paper's Reconstruct 
 the first camera at ``X = Z = 0`` looking along ``-Z`` with ``+X`` to its right, the floor at ``Y = 0``.
 
 :func:`render_frames` draws RGB (Lambert shading), z-depth and instance ids: boxes, walls and floor with the
-shared ray caster of :mod:`neurips26.world`, spheres and upright cylinders analytically for the same pixel
-rays, composited by nearest depth. :func:`frames_for` caches the renders on disk and in memory.
+shared ray caster of :mod:`neurips26.world`, spheres and upright cylinders with its analytic primitives,
+composited by nearest depth. :func:`frames_for` caches the renders on disk and in memory.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import hashlib
 import inspect
 import math
 from collections import OrderedDict
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,13 +29,14 @@ from neurips26.cache import cache_key, cached
 from neurips26.spatialclaw.scene_types import CATEGORIES, KINDS, ORIENTED, Frames, SceneObject, SpatialScene
 from neurips26.validation import check_choice, check_int, check_seed
 from neurips26.world import (
-    AMBIENT,
-    LIGHT_DIRECTION,
     PALETTE,
     Box,
     Camera,
+    Cylinder,
     GroundPlane,
     Scene,
+    Sphere,
+    composite,
     heading_pose,
     look_at,
     oriented_box,
@@ -541,60 +543,20 @@ def _boxes_of(obj: SceneObject, frame: int) -> tuple[Box, ...]:
     return tuple(boxes)
 
 
-def _hit_sphere(
-    origin: np.ndarray, d: np.ndarray, centre: np.ndarray, r: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest positive ``t`` of ``origin + t d`` on a sphere (inf = miss) and the unit normals there."""
-    oc = origin - centre
-    a = np.einsum("pi,pi->p", d, d)
-    b = 2.0 * (d @ oc)
-    c = float(oc @ oc) - r * r
-    disc = b * b - 4.0 * a * c
-    with np.errstate(invalid="ignore"):
-        t = (-b - np.sqrt(disc)) / (2.0 * a)
-    t = np.where((disc >= 0) & (t > 0), t, np.inf)
-    normals = (origin + np.where(np.isfinite(t), t, 0.0)[:, None] * d - centre) / r
-    return t, normals
-
-
-def _hit_cylinder(
-    origin: np.ndarray, d: np.ndarray, centre: np.ndarray, r: float, y0: float, y1: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest positive ``t`` on an upright cylinder (axis through ``centre`` along +Y, ``y0 <= y <= y1``):
-    the side and both caps; returns ``t`` (inf = miss) and unit normals."""
-    ox, oy, oz = origin - np.array([centre[0], 0.0, centre[2]])
-    dx, dy, dz = d[:, 0], d[:, 1], d[:, 2]
-    a = dx * dx + dz * dz
-    b = 2.0 * (dx * ox + dz * oz)
-    c = ox * ox + oz * oz - r * r
-    disc = b * b - 4.0 * a * c
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t_side = (-b - np.sqrt(disc)) / (2.0 * a)
-        y_side = oy + t_side * dy
-        t_side = np.where(
-            (disc >= 0) & (a > 0) & (t_side > 0) & (y_side >= y0) & (y_side <= y1), t_side, np.inf
-        )
-        t_best = t_side
-        normals = np.zeros_like(d)
-        px, pz = ox + t_side * dx, oz + t_side * dz
-        side = np.isfinite(t_side)
-        normals[side] = np.stack([px[side], np.zeros(side.sum()), pz[side]], axis=1) / r
-        for y_cap, ny in ((y1, 1.0), (y0, -1.0)):
-            if ny * (oy - y_cap) <= 0:  # the origin is not on the cap's outer side: the cap faces away
-                continue
-            t_cap = (y_cap - oy) / dy
-            qx, qz = ox + t_cap * dx, oz + t_cap * dz
-            hit = (t_cap > 0) & (qx * qx + qz * qz <= r * r) & (t_cap < t_best)
-            t_best = np.where(hit, t_cap, t_best)
-            normals[hit] = (0.0, ny, 0.0)
-    return t_best, normals
+def _round_primitive(obj: SceneObject, frame: int) -> Sphere | Cylinder:
+    """The shared-world primitive that draws a sphere or cylinder object at ``frame``."""
+    centre = tuple(float(c) for c in obj.center_at(frame))
+    colour = PALETTE[obj.colour]
+    if obj.shape == "sphere":
+        return Sphere(centre, obj.size[0] / 2.0, colour, obj.instance_id, obj.category)
+    return Cylinder(centre, obj.size[0] / 2.0, obj.size[1], colour, obj.instance_id, obj.category)
 
 
 def render_frames(scene: SpatialScene) -> Frames:
     """RGB (uint8), z-depth (float32) and instance ids (int32) of every frame of ``scene``.
 
     Boxes, walls and floor go through :func:`neurips26.world.render`; spheres and cylinders are hit
-    analytically along the same rays (scaled so that ``t`` is the z-depth) and win a pixel when nearer.
+    analytically along the same rays and win a pixel when nearer (:func:`neurips26.world.composite`).
     A moving object stands at its track position of each frame.
     """
     if not isinstance(scene, SpatialScene):
@@ -606,8 +568,6 @@ def render_frames(scene: SpatialScene) -> Frames:
     moving_boxes = [o for o in scene.objects if o.shape == "box" and o.moving]
     round_objects = [o for o in scene.objects if o.shape != "box"]
     static_packed = base.with_boxes(static_boxes).pack(np.float64)
-    light = np.asarray(LIGHT_DIRECTION, dtype=float)
-    light = light / np.linalg.norm(light)
     n_f, h, w = scene.num_frames, scene.height, scene.width
     rgb = np.empty((n_f, h, w, 3), dtype=np.uint8)
     depth = np.empty((n_f, h, w), dtype=np.float32)
@@ -622,34 +582,14 @@ def render_frames(scene: SpatialScene) -> Frames:
             )
         )
         out = render(packed, cam, dtype=np.float64)
-        z = out.depth.reshape(-1).copy()
-        inst = out.instance.reshape(-1).copy()
-        inst = np.where(inst >= _PART_ID_BASE, inst // _PART_ID_BASE, inst)
-        colour = out.rgb.reshape(-1, 3).copy()
-        if round_objects:
-            _, directions = cam.rays(np.float64, unit=False)
-            directions = directions.reshape(-1, 3)
-            origin = cam.position
-            for obj in round_objects:
-                centre = obj.center_at(f)
-                r = obj.size[0] / 2.0
-                if obj.shape == "sphere":
-                    t, normals = _hit_sphere(origin, directions, centre, r)
-                else:
-                    half_h = obj.size[1] / 2.0
-                    t, normals = _hit_cylinder(
-                        origin, directions, centre, r, centre[1] - half_h, centre[1] + half_h
-                    )
-                near = t < z
-                if not near.any():
-                    continue
-                z[near] = t[near]
-                inst[near] = obj.instance_id
-                shade = AMBIENT + (1.0 - AMBIENT) * np.maximum(normals[near] @ light, 0.0)
-                colour[near] = np.clip(np.asarray(PALETTE[obj.colour]) * shade[:, None], 0.0, 1.0)
-        rgb[f] = np.round(colour * 255.0).astype(np.uint8).reshape(h, w, 3)
-        depth[f] = z.reshape(h, w)
-        ids[f] = inst.reshape(h, w)
+        parts = out.instance >= _PART_ID_BASE
+        if parts.any():
+            out = replace(out, instance=np.where(parts, out.instance // _PART_ID_BASE, out.instance))
+        out = composite(out, [_round_primitive(o, f) for o in round_objects])
+        colour, z, inst = out.rgb, out.depth, out.instance
+        rgb[f] = np.round(colour * 255.0).astype(np.uint8)
+        depth[f] = z
+        ids[f] = inst
     return Frames(rgb=rgb, depth=depth, ids=ids, structure_ids=(FLOOR_ID, *WALL_IDS))
 
 

@@ -5,7 +5,8 @@ ground plane, held as plain data that round-trips through JSON (:mod:`~neurips26
 Seeded generators build voxel stacks, tabletops, furnished rooms and mazes
 (:mod:`~neurips26.world.generators`). Cameras, poses and trajectories live in
 :mod:`~neurips26.world.camera`; :func:`render` returns RGB, depth, an instance mask and normals
-(:mod:`~neurips26.world.render`); :func:`benchmark_fps` measures its speed.
+(:mod:`~neurips26.world.render`); spheres and upright cylinders are hit analytically and composited into a
+render by nearest depth (:mod:`~neurips26.world.primitives`); :func:`benchmark_fps` measures its speed.
 
 Conventions:
 
@@ -47,6 +48,15 @@ from neurips26.world.generators import (
     voxel_scene,
     voxel_stack,
 )
+from neurips26.world.primitives import (
+    Cylinder,
+    Primitive,
+    Sphere,
+    composite,
+    hit_cylinder,
+    hit_sphere,
+    render_with_primitives,
+)
 from neurips26.world.render import (
     AMBIENT,
     LIGHT_DIRECTION,
@@ -71,6 +81,13 @@ from neurips26.world.scene import (
 )
 
 __all__ = [
+    "render_with_primitives",
+    "hit_sphere",
+    "hit_cylinder",
+    "composite",
+    "Sphere",
+    "Primitive",
+    "Cylinder",
     "AMBIENT",
     "BACKGROUND_ID",
     "BenchmarkResult",

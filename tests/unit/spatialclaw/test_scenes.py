@@ -19,7 +19,7 @@ from neurips26.spatialclaw.scenes import (
     render_frames,
     visible_frames,
 )
-from neurips26.world import PALETTE
+from neurips26.world import AMBIENT, PALETTE
 
 
 @pytest.fixture(autouse=True)
@@ -289,7 +289,7 @@ def test_render_shading_uses_the_palette():
     pixels = frames.rgb[0][frames.ids[0] == BOX.instance_id].astype(float) / 255
     red = np.asarray(PALETTE["red"])
     ratios = pixels / red
-    assert np.all(ratios <= 1.0 + 1e-2) and np.all(ratios >= scenes.AMBIENT - 1e-2)
+    assert np.all(ratios <= 1.0 + 1e-2) and np.all(ratios >= AMBIENT - 1e-2)
 
 
 @pytest.mark.parametrize(
