@@ -1,0 +1,1 @@
+"""Unit tests of neurips26.spark_vla."""
