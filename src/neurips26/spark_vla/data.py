@@ -27,11 +27,12 @@ from neurips26.spark_vla import sim
 from neurips26.validation import check_choice, check_int
 
 SPLIT_SEEDS = {"train": 0, "pretrain": 1_000_000, "dev": 2_000_000, "eval": 3_000_000}
-#: Episodes per split at each scale (the evaluation split is the same at ``default`` and ``paper``).
+#: Episodes per split at each scale. 4,000 training scenes, not 400: on 400 the policy memorises its scenes
+#: (development runs: 80 % success on training scenes, 2 % on new ones).
 SPLIT_SIZES = {
     "smoke": {"train": 40, "pretrain": 300, "dev": 20, "eval": 20},
-    "default": {"train": 400, "pretrain": 3000, "dev": 200, "eval": 200},
-    "paper": {"train": 2000, "pretrain": 10000, "dev": 400, "eval": 400},
+    "default": {"train": 4000, "pretrain": 3000, "dev": 200, "eval": 200},
+    "paper": {"train": 20000, "pretrain": 10000, "dev": 400, "eval": 400},
 }
 HOME_JITTER = 0.01  # metres: std of the two states drawn around the home position
 GOAL_SPREADS = (0.03, 0.06, 0.12, 0.2)  # metres: std of the states drawn around the goal, two each

@@ -123,7 +123,9 @@ def step_loss(
             else:
                 l_route = hard_route_loss(scores, logits, model.k)
     if trace is not None:
-        trace.append(StepLosses(float(l_act), float(l_dist), float(l_route), not routed))
+        trace.append(
+            StepLosses(float(l_act.detach()), float(l_dist.detach()), float(l_route.detach()), not routed)
+        )
     return l_act + spec.lambda_d * l_dist + spec.lambda_r * l_route
 
 

@@ -146,6 +146,27 @@ def _check_float_tensor(name: str, value: object, shape: tuple[int | None, ...])
     return value
 
 
+def grid_sincos(num_patches: int, width: int) -> Tensor:
+    """Fixed 2D sine-cosine embedding of a square patch grid (num_patches, width), the initial patch
+    positions: half the channels encode the column, half the row, at geometric frequencies (as in MAE), so
+    a routed token's place on the grid is linearly readable from the start."""
+    side = math.isqrt(num_patches)
+    if side * side != num_patches or width % 4:
+        raise ValueError(
+            f"grid_sincos needs a square grid and a width divisible by 4; got {num_patches}, {width}"
+        )
+    quarter = width // 4
+    freq = 1.0 / (100.0 ** (torch.arange(quarter, dtype=torch.float64) / quarter))
+    rows, cols = torch.meshgrid(
+        torch.arange(side, dtype=torch.float64), torch.arange(side, dtype=torch.float64), indexing="ij"
+    )
+    parts = []
+    for coord in (cols.reshape(-1), rows.reshape(-1)):
+        angle = coord[:, None] * freq[None] * (math.pi / side)
+        parts += [torch.sin(angle), torch.cos(angle)]
+    return torch.cat(parts, dim=1).float()
+
+
 def _normal_(tensor: Tensor, std: float, generator: torch.Generator) -> None:
     with torch.no_grad():
         tensor.normal_(0.0, std, generator=generator)
@@ -191,8 +212,10 @@ class Policy(nn.Module):
             self.proprio = nn.Linear(PROPRIO_DIM, d)
             decoder = config.decoder()
             self.blocks = nn.ModuleList(DecoderBlock(decoder, None) for _ in range(config.lm_depth))
-        for parameter in (self.instruction_positions, self.branch, self.patch_positions, self.queries):
+        for parameter in (self.instruction_positions, self.branch, self.queries):
             _normal_(parameter, INIT_STD, generator)
+        with torch.no_grad():
+            self.patch_positions.copy_(grid_sincos(config.num_patches, dv))
         _init_linears(self, generator, residual_std=INIT_STD / math.sqrt(2 * config.lm_depth))
         with torch.no_grad():
             self.words.weight[0].zero_()

@@ -277,3 +277,18 @@ def test_bad_inputs_name_the_argument(policy):
         Policy({"width": 64})
     with pytest.raises(ValueError, match="seed"):
         Policy(seed=-1)
+
+
+def test_grid_sincos_positions_are_distinct_and_start_the_patch_positions():
+    from neurips26.spark_vla.vla import grid_sincos
+
+    table = grid_sincos(36, 64)
+    assert table.shape == (36, 64)
+    distances = torch.cdist(table, table)
+    assert float(distances[~torch.eye(36, dtype=torch.bool)].min()) > 0.1  # every patch has its own code
+    # the column half depends on the column only, the row half on the row only
+    grid = table.reshape(6, 6, 64)
+    assert torch.equal(grid[0, :, :32], grid[5, :, :32]) and torch.equal(grid[:, 0, 32:], grid[:, 5, 32:])
+    assert torch.equal(Policy(PolicyConfig(), seed=3).patch_positions.detach(), table)
+    with pytest.raises(ValueError, match="square"):
+        grid_sincos(35, 64)
