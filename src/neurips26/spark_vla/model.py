@@ -111,7 +111,7 @@ class VLAModel(nn.Module):
             self.policy = Policy(config, seed=sub_seed(seed, 2))
         width = self.policy.config.width
         self.router = (
-            Router(config.vision_width, width, width, seed=sub_seed(seed, 3))
+            Router(config.vision_width, width, seed=sub_seed(seed, 3))
             if spec.selection in ("router", "gumbel")
             else None
         )

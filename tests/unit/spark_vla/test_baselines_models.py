@@ -6,16 +6,17 @@ import pytest
 import torch
 
 from neurips26.spark_vla.baselines import BridgeHead, BridgePolicy, DepthTokens
-from neurips26.spark_vla.vla import Policy, PolicyOutput, action_loss
+from neurips26.spark_vla.vla import Policy, PolicyConfig, PolicyOutput, action_loss
 
-L, N, D, H = 8, 36, 64, 4
+L, N, H = 8, 36, 4
+D, DV = PolicyConfig().width, PolicyConfig().vision_width  # the LM's width, the ViT tokens' width
 
 
 def _inputs(batch: int, m: int, seed: int = 0, dtype: torch.dtype = torch.float32):
     g = torch.Generator().manual_seed(seed)
     instruction = torch.randint(1, 30, (batch, L), generator=g)
     instruction[:, 6:] = 0
-    visual = torch.randn(batch, m, D, generator=g, dtype=dtype)
+    visual = torch.randn(batch, m, DV, generator=g, dtype=dtype)
     proprio = 0.3 * torch.randn(batch, 3, generator=g, dtype=dtype)
     return instruction, visual, proprio
 
@@ -175,16 +176,16 @@ def test_bridge_bad_inputs_name_the_argument():
 @pytest.mark.parametrize("batch", [1, 3])
 def test_depth_tokens_shapes_and_normalisation(batch):
     tokens = DepthTokens(seed=0)(torch.randn(batch, 1, 48, 48, generator=torch.Generator().manual_seed(0)))
-    assert tokens.shape == (batch, N, D)
+    assert tokens.shape == (batch, N, DV)
     torch.testing.assert_close(tokens.mean(-1), torch.zeros(batch, N), rtol=0, atol=1e-5)
 
 
 def test_depth_tokens_fill_the_3d_slot_of_the_policy():
     g = torch.Generator().manual_seed(1)
     policy, depth = Policy(seed=0), DepthTokens(seed=0)
-    v2d, d = torch.randn(2, N, D, generator=g), torch.randn(2, 1, 48, 48, generator=g)
+    v2d, d = torch.randn(2, N, DV, generator=g), torch.randn(2, 1, 48, 48, generator=g)
     cands = policy.candidates(v2d, depth(d))
-    assert cands.shape == (2, 2 * N, D)
+    assert cands.shape == (2, 2 * N, DV)
     torch.testing.assert_close(cands[:, N:], depth(d) + policy.branch[1] + policy.patch_positions)
     instruction, _, proprio = _inputs(2, 72)
     assert policy(instruction, cands, proprio).actions.shape == (2, H, 4)

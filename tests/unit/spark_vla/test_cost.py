@@ -47,7 +47,7 @@ def models():
         for name, p in encoder.named_parameters():
             if "lora_B" in name:
                 p.normal_(0.0, 0.05, generator=torch.Generator().manual_seed(1))
-    return encoder, Policy(CONFIG, seed=0), Router(seed=0)
+    return encoder, Policy(CONFIG, seed=0), Router(CONFIG.vision_width, CONFIG.width, seed=0)
 
 
 # ------------------------------------------------------------------------------------- layer formulas
@@ -85,11 +85,12 @@ def test_hand_values_of_the_formulas():
 def test_declared_cost_parts_by_hand():
     cost = declared_cost(CONFIG, 18, encoder_block_passes=6, lora_rank=4, router=True)
     assert isinstance(cost, CostBreakdown) and cost.sequence_length == 31
-    assert cost.lm == 2 * (24 * 31 * 64**2 + 4 * 31**2 * 64)
-    assert cost.lm_attention == 2 * 4 * 31**2 * 64
-    assert cost.projector == 2 * 18 * (64 * 64 + 64 * 64)
-    assert cost.router == 2 * 72 * (128 * 64 + 64 * 1)
-    assert cost.head == 2 * 3 * 64 + 2 * 4 * (128 * 128 + 128 * 4)
+    w, v = CONFIG.width, CONFIG.vision_width  # the LM's width, the ViT tokens' width
+    assert cost.lm == 2 * (24 * 31 * w**2 + 4 * 31**2 * w)
+    assert cost.lm_attention == 2 * 4 * 31**2 * w
+    assert cost.projector == 2 * 18 * (v * w + w * w)
+    assert cost.router == 2 * 72 * ((v + w) * 64 + 64 * 1)
+    assert cost.head == 2 * 3 * w + 2 * 4 * (2 * w * 2 * w + 2 * w * 4)
     patch = 2 * 36 * 192 * 64
     lora = 2 * (2 * 36 * 4 * (64 + 192) + 2 * 36 * 4 * (64 + 64))
     assert cost.encoder == patch + 6 * block_flops(36, 64, 256) + lora

@@ -15,7 +15,8 @@ from neurips26.spark_vla.vla import (
     larger_config,
 )
 
-L, N, D, H = 8, 36, 64, 4
+L, N, H = 8, 36, 4
+D, DV = PolicyConfig().width, PolicyConfig().vision_width  # the LM's width, the ViT tokens' width
 
 
 def _inputs(batch: int, m: int, seed: int = 0, dtype: torch.dtype = torch.float32):
@@ -24,7 +25,7 @@ def _inputs(batch: int, m: int, seed: int = 0, dtype: torch.dtype = torch.float3
     instruction[:, 5:] = 0  # trailing padding
     if batch > 1:
         instruction[1, 0] = 0  # a leading padding word: its row sees only itself
-    visual = torch.randn(batch, m, D, generator=g, dtype=dtype)
+    visual = torch.randn(batch, m, DV, generator=g, dtype=dtype)
     proprio = 0.3 * torch.randn(batch, 3, generator=g, dtype=dtype)
     return instruction, visual, proprio
 
@@ -168,9 +169,9 @@ def test_determinism_and_global_rng_untouched():
 
 def test_candidates_and_their_bookkeeping(policy):
     g = torch.Generator().manual_seed(0)
-    v2d, v3d = torch.randn(2, N, D, generator=g), torch.randn(2, N, D, generator=g)
+    v2d, v3d = torch.randn(2, N, DV, generator=g), torch.randn(2, N, DV, generator=g)
     both = policy.candidates(v2d, v3d)
-    assert both.shape == (2, 2 * N, D)
+    assert both.shape == (2, 2 * N, DV)
     assert torch.equal(both[:, :N], v2d + policy.branch[0] + policy.patch_positions)
     assert torch.equal(both[:, N:], v3d + policy.branch[1] + policy.patch_positions)
     assert torch.equal(policy.candidates(v2d), both[:, :N])
@@ -187,10 +188,10 @@ def test_candidates_and_their_bookkeeping(policy):
 
 def test_gather_picks_rows_in_order(policy):
     g = torch.Generator().manual_seed(1)
-    cands = torch.randn(3, 72, D, generator=g)
+    cands = torch.randn(3, 72, DV, generator=g)
     idx = torch.stack([torch.randperm(72, generator=g)[:18] for _ in range(3)])
     out = policy.gather(cands, idx)
-    assert out.shape == (3, 18, D)
+    assert out.shape == (3, 18, DV)
     for b in range(3):
         assert torch.equal(out[b], cands[b, idx[b]])
     with pytest.raises(ValueError, match="indices"):
@@ -234,7 +235,11 @@ def test_counting_counts_shared_parameters_once():
 def test_larger_config_has_about_four_times_the_lm():
     base = PolicyConfig()
     big = larger_config(base)
-    assert big.width == 128 and big.width // big.heads == 16 and big.vision_width == 64
+    assert (
+        big.width == 2 * base.width
+        and big.head_dim == base.head_dim
+        and big.vision_width == base.vision_width
+    )
     small, large = Policy(base), Policy(big)
     ratio = count_parameters(large.blocks) / count_parameters(small.blocks)
     assert 3.5 <= ratio <= 4.5
