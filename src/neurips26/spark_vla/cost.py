@@ -16,7 +16,7 @@ d -> h -> d; ``ViTBlock`` has the same shapes) costs::
 
 Causal attention is counted in full, T^2 and not T(T + 1)/2: the policy hands the attention an explicit
 (B, 1, T, T) boolean mask (causal and padding together), which the explicit path and the fused kernels
-apply to a full score matrix; no kernel skips the masked half. One policy forward (notes §3.0, §3.6) with M
+apply to a full score matrix; no kernel skips the masked half. One policy forward (§3.0, §3.6) with M
 visual tokens runs on T = L + M + H + 1 positions (8 words, M tokens, 4 action queries, 1 proprio)::
 
     lm        = lm_depth * F_block(T)                                    T = 8 + M + 4 + 1

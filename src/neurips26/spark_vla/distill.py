@@ -1,4 +1,4 @@
-"""Spatial representation distillation: make the LoRA pathway attend like a frozen 3D expert (notes §3.2).
+"""Spatial representation distillation: make the LoRA pathway attend like a frozen 3D expert (§3.2).
 
 SPARK-VLA teaches geometry to the LoRA-on pass of its one ViT by matching *attention*, not features. The
 default variant (a) compares post-softmax attention maps row by row. Three mismatches must be removed first:

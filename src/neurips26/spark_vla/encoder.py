@@ -1,4 +1,4 @@
-"""The frozen 2D encoder and its two pathways: one ViT, run with LoRA off (V2D) and on (V3D) (notes §3.1).
+"""The frozen 2D encoder and its two pathways: one ViT, run with LoRA off (V2D) and on (V3D) (§3.1).
 
 SPARK-VLA keeps a single vision backbone. Its 2D pathway is the pre-trained ViT, untouched; its 3D-aware
 pathway is the same ViT with low-rank adapters on the attention projections (``qkv`` and ``out``) of the

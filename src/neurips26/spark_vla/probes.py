@@ -1,4 +1,4 @@
-"""Linear probes on frozen patch tokens: what each pathway encodes (claim C2 of the chapter, §7.4 item 2).
+"""Linear probes on frozen patch tokens: what each pathway encodes (claim C2 of the chapter).
 
 A pathway that keeps the 2D encoder's semantics should let a *linear* read-out recover each object patch's
 colour and shape; a pathway that has absorbed the 3D expert should let one recover each patch's depth and

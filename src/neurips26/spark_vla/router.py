@@ -1,4 +1,4 @@
-"""The knowledge router, its targets from action-loss gradients, and token-selection baselines (notes §3.3).
+"""The knowledge router, its targets from action-loss gradients, and token-selection baselines (§3.3).
 
 SPARK-VLA forwards only k of the 2N candidate tokens C = [V2D + e2D; V3D + e3D] to its language model. A small
 MLP scores each candidate given the pooled instruction u,

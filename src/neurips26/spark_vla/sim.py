@@ -18,7 +18,7 @@ Four tasks, each a 3D goal point ``g`` and a gripper value ``grip``:
 * ``colour``  "pick up the red sphere" (the control): every object stands on the table (no pedestals), so
   the image position of an object fixes its 3D position; ``g`` = its top centre, ``grip = 1``.
 
-Expert (§7.1 of the notes): from end-effector position ``e`` the step is ``clip(g - e, ±5 cm)`` per axis,
+Expert: from end-effector position ``e`` the step is ``clip(g - e, ±5 cm)`` per axis,
 with gripper ``grip`` once the step lands within 3 cm of ``g`` and ``1 - grip`` before (close on arrival
 to pick, open on arrival to place). Actions come in chunks of ``H = 4`` steps; an episode runs 20 steps
 (5 chunks), re-planning from proprioception after each chunk with the one image of the episode (the arm

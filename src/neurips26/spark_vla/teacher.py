@@ -1,4 +1,4 @@
-"""The frozen 3D expert: a tiny depth/point ViT, and the analytic geometry kernel (notes §3.2 and §7.2).
+"""The frozen 3D expert: a tiny depth/point ViT, and the analytic geometry kernel (§3.2).
 
 The paper distils from a frozen 3D foundation model (VGGT-class). The chapter's stand-in is a ViT of the
 encoder's sizes, with its own weights, and a per-token linear head that regresses the standardised depth and
@@ -11,7 +11,7 @@ not those outputs but the teacher's attention: the head-averaged maps of its blo
 (:func:`teacher_maps`), or for variant (b) and the Spatial Forcing baseline, a block's hidden state F_T
 (:func:`teacher_tokens`). Both are computed without gradient: the teacher exists at training time only.
 
-For tests and smoke runs the analytic teacher of §7.2 needs no training: over the patch-centre points X_i,
+For tests and smoke runs the analytic teacher needs no training: over the patch-centre points X_i,
 
     A[i, j] = exp(-||X_i - X_j||^2 / sigma^2) / Z_i,   Z_i = sum_j exp(-||X_i - X_j||^2 / sigma^2),
 

@@ -1,6 +1,6 @@
 """The chapter's tiny vision-language-action policy: a projector, a 2-block causal "LM" and an action head.
 
-It stands in for the paper's 0.5B language backbone and action head (notes §3.0, §3.4, §7.2). The visual
+It stands in for the paper's 0.5B language backbone and action head (§3.0, §3.4). The visual
 tokens it receives are candidates ``c_i`` of the two encoder pathways, each tagged with a branch embedding
 and the position of the patch it came from (§3.0)::
 

@@ -1,7 +1,7 @@
 """Explicit depth input, the "sensor oracle" baseline: a depth image becomes N tokens in the 3D slot.
 
 SPARK-VLA learns geometry implicitly; the reference it is measured against reads the true depth map from a
-sensor at test time (notes §4, "explicit 3D input"). Here the z-buffer depth of the rendered frame, already
+sensor at test time (the "explicit 3D input" baseline). Here the z-buffer depth of the rendered frame, already
 standardised by the caller, is cut into the same 8 x 8 patches as the image and embedded like a ViT input::
 
     D (B, 1, 48, 48)  ->  z_i = LN(W_E vec(D_patch i) + E_i)      i = 1 .. N = 36,   z_i in R^d
