@@ -28,9 +28,9 @@ visual tokens runs on T = L + M + H + 1 positions (8 words, M tokens, 4 action q
 
 SPARK runs 6 encoder block passes per image (blocks 0-1 once, blocks 2-3 with adapters off and on,
 ``encoder.SPLIT_BLOCK``), the 2D-only VLA 4. The LM part of the routed-to-dense ratio at k = 18 of 72 is
-``F(31) / F(85)`` = 0.323, a little under the token-count approximation 31 / 85 = 0.365 of the design
-because the attention term is quadratic in T. The whole-forward ratio is much closer to 1, since the two
-encoder pathways, which routing does not touch, cost more than the dense LM.
+``F(31) / F(85)`` = 0.312 with the 48-wide LM, a little under the token-count approximation 31 / 85 = 0.365
+of the design because the attention term is quadratic in T. The whole-forward ratio (0.79) is much closer
+to 1, since the two encoder pathways, which routing does not touch, cost more than the dense LM.
 """
 
 from __future__ import annotations
