@@ -26,6 +26,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from neurips26.spark_vla.seeded_linear import seeded_linear
 from neurips26.validation import check_float, check_int, check_seed
 
 
@@ -46,15 +47,6 @@ def _grid_side(name: str, tokens: int) -> int:
     if side < 1 or side * side != tokens:
         raise ValueError(f"{name} must hold a square number of patch tokens (G * G); got {tokens}")
     return side
-
-
-def _seeded_linear(fan_in: int, fan_out: int, generator: torch.Generator) -> nn.Linear:
-    """An ``nn.Linear`` with PyTorch's default initialisation drawn from ``generator``, not the global RNG."""
-    layer = torch.nn.utils.skip_init(nn.Linear, fan_in, fan_out)
-    nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
-    bound = 1.0 / math.sqrt(fan_in)
-    nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
-    return layer
 
 
 def head_average(maps: Tensor) -> Tensor:
@@ -225,9 +217,9 @@ class ResponseProjector(nn.Module):
         self.teacher_width = check_int("teacher_width", teacher_width, minimum=1)
         generator = torch.Generator().manual_seed(check_seed("seed", seed))
         self.norm = nn.LayerNorm(self.width)
-        self.fc1 = _seeded_linear(self.width, 2 * self.teacher_width, generator)
+        self.fc1 = seeded_linear(self.width, 2 * self.teacher_width, generator)
         self.act = nn.GELU()
-        self.fc2 = _seeded_linear(2 * self.teacher_width, self.teacher_width, generator)
+        self.fc2 = seeded_linear(2 * self.teacher_width, self.teacher_width, generator)
 
     def forward(self, tokens: Tensor) -> Tensor:
         """(..., width) -> (..., teacher_width)."""

@@ -21,13 +21,13 @@ them (FastV), or by a Gumbel top-k trained through the action loss with straight
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from neurips26.spark_vla.seeded_linear import seeded_linear
 from neurips26.validation import check_float, check_int, check_seed
 
 
@@ -63,15 +63,6 @@ def _check_generator(generator: object) -> torch.Generator:
     return generator
 
 
-def _seeded_linear(fan_in: int, fan_out: int, generator: torch.Generator) -> nn.Linear:
-    """An ``nn.Linear`` with PyTorch's default initialisation drawn from ``generator``, not the global RNG."""
-    layer = torch.nn.utils.skip_init(nn.Linear, fan_in, fan_out)
-    nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
-    bound = 1.0 / math.sqrt(fan_in)
-    nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
-    return layer
-
-
 class Router(nn.Module):
     """Scores candidate tokens given the instruction: r_i = w2^T GELU(W1 [LN(c_i); u]) (+ biases).
 
@@ -87,9 +78,9 @@ class Router(nn.Module):
         self.hidden = check_int("hidden", hidden, minimum=1)
         generator = torch.Generator().manual_seed(check_seed("seed", seed))
         self.norm = nn.LayerNorm(self.width)
-        self.fc1 = _seeded_linear(self.width + self.instruction_width, self.hidden, generator)
+        self.fc1 = seeded_linear(self.width + self.instruction_width, self.hidden, generator)
         self.act = nn.GELU()
-        self.fc2 = _seeded_linear(self.hidden, 1, generator)
+        self.fc2 = seeded_linear(self.hidden, 1, generator)
 
     def forward(self, candidates: Tensor, instruction: Tensor) -> Tensor:
         """Router logits (B, M) for candidates (B, M, width) and pooled instruction (B, instruction_width)."""

@@ -36,6 +36,7 @@ import numpy as np
 
 from neurips26.validation import check_array, check_choice, check_seed
 from neurips26.world import (
+    PALETTE,
     Camera,
     Cylinder,
     GroundPlane,
@@ -68,12 +69,7 @@ TASKS = ("nearer", "tallest", "behind", "colour")
 DEPTH_TASKS = ("nearer", "tallest", "behind")
 SHAPES = ("cube", "cylinder", "sphere")
 COLOURS: dict[str, tuple[float, float, float]] = {
-    "red": (0.86, 0.15, 0.15),
-    "green": (0.16, 0.66, 0.22),
-    "blue": (0.16, 0.32, 0.86),
-    "yellow": (0.95, 0.85, 0.15),
-    "orange": (0.96, 0.55, 0.10),
-    "purple": (0.56, 0.26, 0.76),
+    name: PALETTE[name] for name in ("red", "green", "blue", "yellow", "orange", "purple")
 }
 PEDESTAL_COLOUR = (0.55, 0.55, 0.55)
 TABLE_COLOUR = (0.80, 0.74, 0.62)
