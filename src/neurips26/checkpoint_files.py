@@ -450,10 +450,12 @@ class Registry:
         train: Callable[[str], tuple[Mapping[str, torch.Tensor], Sidecar]],
         *,
         max_total: int | None = None,
+        large: str | None = None,
     ) -> list[Sidecar]:
         """What a chapter's ``prepare`` does: for each of ``names``, keep the checkpoint in ``directory``
         when it loads fresh (an interrupted run resumes), else ``train(name)`` and write it within the
-        per-checkpoint cap; then check the directory against the book's caps and ``max_total`` (default
+        per-checkpoint cap (:data:`MAX_LARGE_CHECKPOINT_BYTES` for the chapter's one ``large`` checkpoint,
+        if it names one); then check the directory against the book's caps and ``max_total`` (default
         :data:`MAX_CHAPTER_BYTES`; ``RuntimeError`` over it). Returns the sidecars written."""
         cap = MAX_CHAPTER_BYTES if max_total is None else max_total
         folder = Path(directory)
@@ -466,7 +468,7 @@ class Registry:
             except CheckpointError:
                 pass
             state, meta = train(name)
-            write_within_budget(folder, state, meta)
+            write_within_budget(folder, state, meta, large=name == large)
             written.append(meta)
         total = check_directory_budget(folder, len(written))
         if total > cap:

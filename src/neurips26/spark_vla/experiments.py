@@ -64,16 +64,13 @@ def _tensor(a: np.ndarray) -> torch.Tensor:
 def _result(model: VLAModel, test: data.EpisodeSet, demos: data.Demonstrations) -> ModelResult:
     features = model.frame_features(_tensor(test.images), _tensor(test.depth))
     loop: ClosedLoop = closed_loop(model, features, test)
-    trained = [m for m in (model.policy, model.router, model.depth_tokens, model.projector, model.vit) if m]
+    # what the deployed model trains (the projector of SF / response alignment is a training-time head)
+    trained = [m for m in (model.policy, model.router, model.depth_tokens, model.vit) if m is not None]
     pathways = [model.pathways] if model.pathways is not None else []
     total = count_parameters(*trained, *pathways)
     trainable = count_parameters(*trained) + (
         model.pathways.num_adapter_parameters() if model.spec.uses_lora else 0
     )
-    # the projector of SF / response alignment trains, but is a training-time head: not in the deployed model
-    if model.projector is not None:
-        total -= count_parameters(model.projector)
-        trainable -= count_parameters(model.projector)
     return ModelResult(
         success=loop.success,
         distance=loop.distance,

@@ -137,15 +137,13 @@ class VLAModel(nn.Module):
         teacher_tokens: Tensor | None = None,
     ) -> FrameFeatures:
         """The per-frame constants of ``images`` (E, 3, 48, 48) and ``depth`` (E, 1, 48, 48) (z-depth, m)."""
-        pathways = self.pathways if self.pathways is not None else None
         with torch.no_grad():
-            if pathways is not None:
-                prefix = pathways.prefix(images)
-                v2d = pathways.pathway(prefix, lora=False).tokens
-            else:
-                prefix = v2d = torch.zeros(
-                    images.shape[0], 36, self.policy.config.vision_width, device=images.device
-                )
+            if self.pathways is not None:
+                prefix = self.pathways.prefix(images)
+                v2d = self.pathways.pathway(prefix, lora=False).tokens
+            else:  # the tuned encoder reads the images themselves; nothing of it is constant
+                shape = (images.shape[0], sim.NUM_PATCHES, self.policy.config.vision_width)
+                prefix = v2d = torch.zeros(shape, device=images.device)
         return FrameFeatures(
             prefix=prefix,
             v2d=v2d,

@@ -30,12 +30,10 @@ import neurips26
 from neurips26.cache import cached
 from neurips26.checkpoint_files import (
     FORMAT,
-    CheckpointError,
     ModelRow,
     Registry,
     Sidecar,
     StaleCheckpointError,
-    check_directory_budget,
     check_layout,
     config_hash,
     half_state,
@@ -43,7 +41,6 @@ from neurips26.checkpoint_files import (
     prepare_main,
     source_fingerprint,
     weights_hash,
-    write_within_budget,
 )
 from neurips26.scales import pick
 from neurips26.spark_vla import data, sim
@@ -348,23 +345,10 @@ def pretrained(name: str, scale: str = "default", *, verbose: bool = True):
 def prepare(
     scale: str = "default", *, only: list[str] | None = None, out: str | None = None
 ) -> list[SparkMeta]:
-    """Train and write the checkpoints at ``scale`` into ``out``: :meth:`Registry.write`'s rule (keep a fresh
-    checkpoint, else train and write it), with ``larger`` as the chapter's one large checkpoint (the
-    fine-tuned encoder and the 4x LM do not fit the 1 MB of the others)."""
+    """Train and write the checkpoints at ``scale`` into ``out``, ``larger`` as the chapter's one large
+    checkpoint (the fine-tuned encoder and the 4x LM do not fit the 1 MB of the others)."""
     folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
-    written: list[SparkMeta] = []
-    for name in REGISTRY.chosen(only):
-        try:
-            REGISTRY.load(name, scale, directory=folder)
-            print(f"[prepare] {name}: fresh in {folder}, kept", flush=True)
-            continue
-        except CheckpointError:
-            pass
-        state, meta = _train(name, scale)
-        write_within_budget(folder, state, meta, large=name == LARGE)
-        written.append(meta)
-    check_directory_budget(folder, len(written))
-    return written
+    return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale), large=LARGE)
 
 
 def main(argv: list[str] | None = None) -> int:
