@@ -112,7 +112,7 @@ def plan(scale: str) -> Plan:
         pretrain_episodes=data.SPLIT_SIZES["default"]["pretrain"],
         pretrain_steps=600,
         train_episodes=data.SPLIT_SIZES["default"]["train"],
-        train=TrainConfig(steps=3000, batch_size=64, lr=3e-3),
+        train=TrainConfig(steps=6000, batch_size=64, lr=3e-3),
         validation_episodes=VALIDATION_EPISODES,
     )
     smoke = Plan(
