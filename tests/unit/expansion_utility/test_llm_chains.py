@@ -51,7 +51,7 @@ def test_chat_sampler_keeps_the_prefix_and_parses_answers():
 def test_chat_sampler_through_an_openai_compatible_server(monkeypatch):
     """The same sampler on a real HTTP client: the server sees the system rule, the kept prefix and the
     temperature; the answers are parsed from its replies."""
-    from tests.unit.llm.test_openai_compatible import ChatServer, client
+    from tests.unit.chat_server import ChatServer, client
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")

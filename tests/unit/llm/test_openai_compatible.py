@@ -3,12 +3,9 @@
 import base64
 import json
 import socket
-import threading
 import time
-from collections import deque
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -23,75 +20,10 @@ from neurips26.llm import (
     OpenAICompatible,
     backoff_delay,
 )
+from tests.unit.chat_server import ChatServer, client
 from tests.unit.llm import png
 
-OK = {
-    "id": "chatcmpl-1",
-    "object": "chat.completion",
-    "model": "served-model",
-    "choices": [
-        {"index": 0, "message": {"role": "assistant", "content": "Hello there."}, "finish_reason": "stop"}
-    ],
-    "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
-}
 KEY_VAR = "NEURIPS26_TEST_LLM_KEY"
-
-
-class ChatServer:
-    """Answers POSTs with scripted replies, in order, and records every request it saw."""
-
-    def __init__(self) -> None:
-        self.replies: deque[tuple[int, dict[str, str], bytes, float]] = deque()
-        self.requests: list[dict] = []
-        self.release = threading.Event()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                server.requests.append(
-                    {
-                        "path": self.path,
-                        "headers": dict(self.headers),
-                        "body": json.loads(raw),
-                        "t": time.monotonic(),
-                    }
-                )
-                status, headers, body, delay = (
-                    server.replies.popleft() if server.replies else (500, {}, b"no scripted reply", 0.0)
-                )
-                if delay:
-                    server.release.wait(delay)
-                try:
-                    self.send_response(status)
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:  # the client gave up (timeout test)
-                    pass
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def reply(self, status=200, body=OK, headers=None, delay=0.0) -> None:
-        blob = body if isinstance(body, bytes) else json.dumps(body).encode()
-        headers = {"Content-Type": "application/json", **(headers or {})}
-        self.replies.append((status, headers, blob, delay))
-
-    def close(self) -> None:
-        self.release.set()
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -101,17 +33,6 @@ def server(monkeypatch):
     s = ChatServer()
     yield s
     s.close()
-
-
-def client(server, **kwargs) -> OpenAICompatible:
-    kwargs = {
-        "api_key_env": None,
-        "timeout": 5.0,
-        "max_retries": 2,
-        "backoff": 0.001,
-        "max_wait": 1.0,
-    } | kwargs
-    return OpenAICompatible(server.base_url, "test-model", **kwargs)
 
 
 def test_a_normal_reply_and_the_request_the_server_saw(server, monkeypatch):

@@ -25,7 +25,7 @@ def test_png_round_trip_is_the_8_bit_image(data):
 
 
 def test_through_an_openai_compatible_server(data, monkeypatch):
-    from tests.unit.llm.test_openai_compatible import ChatServer, client
+    from tests.unit.chat_server import ChatServer, client
 
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")

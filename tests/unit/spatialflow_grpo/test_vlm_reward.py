@@ -4,11 +4,7 @@ OpenAI-compatible chat server (real HTTP), and the offline oracle judge against 
 import base64
 import dataclasses
 import io
-import json
 import re
-import threading
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import torch
@@ -26,55 +22,7 @@ from neurips26.spatialflow_grpo.vlm_reward import (
     read_png,
     region_question,
 )
-
-
-class ChatServer:
-    """A chat-completions endpoint on 127.0.0.1 that answers with ``answer(request body) -> text`` and
-    records every request body (the pattern of tests/unit/llm/test_openai_compatible.py)."""
-
-    def __init__(self, answer: Callable[[dict], str]) -> None:
-        self.requests: list[dict] = []
-        self.answer = answer
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-                server.requests.append({"path": self.path, "body": body})
-                reply = {
-                    "id": f"chatcmpl-{len(server.requests)}",
-                    "object": "chat.completion",
-                    "model": "served-vlm",
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": server.answer(body)},
-                            "finish_reason": "stop",
-                        }
-                    ],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-                }
-                blob = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(blob)))
-                self.end_headers()
-                self.wfile.write(blob)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+from tests.unit.chat_server import ChatServer
 
 
 def scripted_answer(body: dict) -> str:
