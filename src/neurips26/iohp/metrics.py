@@ -55,24 +55,57 @@ footprint edge, while the centre test is an unbiased area estimate (an empty roo
 accessible proxy) is this module's object accessibility; its "navigability" (largest free component share)
 is replaced by :func:`reachability` (door-connected, radius-aware floor share) and a per-scene bool
 :func:`navigable`. Out of bounds here is the outline only; the door swing is the separate ``door_blocked``.
-Functional and semantic satisfaction (§7.3: reach ≤ 0.6 m, facing within 20 degrees, view range, tucked
-chairs; LLM relations) need the proxies' relations and are added to this module and to
-:class:`LayoutMetrics` together with them.
+
+**Functional satisfaction** (§7.3, :func:`functional_satisfaction`). Every functional relation of the
+reference proxies (:func:`neurips26.iohp.proxy.default_proxies`, rigidly attached at the layout's poses by
+:func:`~neurips26.iohp.proxy.attach`; never a method's own) is checked with the geometry of the objective's
+terms (:mod:`neurips26.iohp.objective`, §3.3), so *satisfied* means the term is 0 or, for the two angles,
+below ``1 - cos 20°``. With ``c_k`` the proxy centre and ``B_j`` the target:
+
+* ``within_reach``: ``dist(c_k, B_j) <= r`` (point-to-rectangle, ``r = 0.6 m`` by default);
+* ``faces``: the angle between ``u_j`` and ``c_k - c_j`` is at most 20 degrees;
+* ``view_range``: ``a <= |c_k - c_j| <= b``;
+* ``tucked_under``: on one eligible seating side ``s`` of the table (the objective's sides: those where
+  the table has a proxy admitting the chair, else its front), the chair's front-face centre lies within
+  5 cm of the side's edge and the chair faces the side within 20 degrees; and chair and table overlap by
+  at most ``threshold``.
+
+A relation also fails when its proxy is not usable: the proxy is in conflict (:func:`proxy_conflicts`:
+more than ``threshold`` m^2 of a piece that is neither its owner nor allowed, or of the outside of the
+room; for a room that is not a rectangle or an L-shape, a corner more than 1 cm outside). Reported
+overall and per kind.
+
+**Semantic satisfaction** (§7.3, :func:`semantic_satisfaction`): the share of the layout's own
+:class:`~neurips26.iohp.layout.Relation` records that hold, with the tolerances the initial planner's
+self-consistency filter uses (:mod:`neurips26.iohp.initial`): ``against_wall`` both back corners within
+2 cm of the outline; ``near`` the centre distance in ``[a, b]``; ``faces`` ``u_i`` within 20 degrees of
+``c_j - c_i``; ``side_of`` as the objective's term is 0 (``i``'s centre beyond that face of ``j``, within
+its span; 1e-6 m slack). :func:`relation_holds` evaluates one relation for a batch of pose sets.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from scipy import ndimage
 
-from neurips26.iohp.geometry import corners, overlap_area, penetration_depth_exact
+from neurips26.iohp.geometry import (
+    corners,
+    front_edge_distance,
+    overlap_area,
+    penetration_depth_exact,
+    point_rectangle_distance,
+)
 from neurips26.iohp.geometry import front as front_axis
 from neurips26.iohp.geometry import side as side_axis
-from neurips26.iohp.layout import Layout, Room
+from neurips26.iohp.initial import FACING_TOL_DEG, WALL_TOL
+from neurips26.iohp.layout import RELATION_KINDS, Layout, Relation, Room
+from neurips26.iohp.objective import TUCK_GAP
+from neurips26.iohp.proxy import FUNCTION_KINDS, SIDES, Proxy, attach, default_proxies
 from neurips26.validation import check_array, check_float
 
 #: Grid cell side (m).
@@ -93,6 +126,10 @@ Rects = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 _EDGE_EPS = 1e-9  # rectangles are closed with this slack, so centres on an edge count inside in any frame
 _DIST_EPS = 1e-9  # a distance of exactly r cells counts as touching
+_LENGTH_EPS = 1e-9  # slack (m) of the distance tests of relations (rounding only)
+_SIDE_EPS = 1e-6  # slack (m) of side_of, as in the initial planner's filter
+_COS_FACING = math.cos(math.radians(FACING_TOL_DEG))  # cosine of the largest facing angle
+_SIDE_TURN = (0.0, math.pi, math.pi / 2, -math.pi / 2)  # front, back, left, right: the side's outward heading
 
 
 # ----------------------------------------------------------------------------------------------
@@ -198,8 +235,11 @@ class AccessMap:
 class LayoutMetrics:
     """All metrics of one layout (see the module docstring for the definitions).
 
-    Proxy fields are ``None`` when no proxies were given. Functional and semantic satisfaction join this
-    record when proxy relations exist.
+    Proxy fields are ``None`` when no proxies were given. The functional fields score the reference
+    proxies' relations (:func:`functional_satisfaction`), the semantic ones the layout's own relations
+    (:func:`semantic_satisfaction`); :func:`layout_metrics` always fills them. An overall share over no
+    relation is 1 (a perfect layout); a per-kind share is ``None`` when the layout has no relation of that
+    kind, so means over scenes can skip it. The ``n_*`` counts allow pooled shares.
     """
 
     n_objects: int
@@ -215,6 +255,14 @@ class LayoutMetrics:
     proxy_accessibility: float | None  # fraction of proxies holding a reachable cell
     reachability: float  # free floor share the person's body can cover from the door
     navigable: bool  # every access-required piece is accessible
+    functional_satisfaction: float | None = None  # share of reference functional relations satisfied
+    functional_within_reach: float | None = None  # the same per kind (None: no relation of that kind)
+    functional_faces: float | None = None
+    functional_view_range: float | None = None
+    functional_tucked_under: float | None = None
+    n_functional: int = 0  # reference functional relations
+    semantic_satisfaction: float | None = None  # share of the layout's semantic relations that hold
+    n_semantic: int = 0  # the layout's semantic relations
 
 
 # ----------------------------------------------------------------------------------------------
@@ -633,7 +681,234 @@ def navigable(
 
 
 # ----------------------------------------------------------------------------------------------
-# functional and semantic satisfaction (§7.3) are added here with the proxies' relations.
+# functional and semantic satisfaction (§7.3)
+
+
+@dataclass(frozen=True, eq=False)
+class Satisfaction:
+    """Which relations of one layout hold: ``kinds`` (R,) str and ``satisfied`` (R,) bool.
+
+    ``blocked`` (R,) bool: the relation's proxy is not usable (functional relations; always False for
+    semantic ones), so the relation fails whatever its geometry.
+    """
+
+    kinds: tuple[str, ...]
+    satisfied: np.ndarray
+    blocked: np.ndarray
+
+    def _of(self, kind: str | None) -> np.ndarray:
+        if kind is None:
+            return np.ones(len(self.kinds), dtype=bool)
+        known = tuple(dict.fromkeys((*FUNCTION_KINDS, *RELATION_KINDS)))
+        if not isinstance(kind, str) or kind not in known:
+            raise ValueError(f"kind must be None or one of {known}; got {kind!r}")
+        return np.array([k == kind for k in self.kinds], dtype=bool)
+
+    def count(self, kind: str | None = None) -> int:
+        """The number of relations (of ``kind``; all when ``None``)."""
+        return int(self._of(kind).sum())
+
+    def rate(self, kind: str | None = None) -> float | None:
+        """The satisfied share of the relations (of ``kind``); ``None`` when there is none."""
+        mask = self._of(kind)
+        return float(self.satisfied[mask].mean()) if mask.any() else None
+
+
+def _check_records(name: str, value: object, n: int) -> tuple[Proxy, ...]:
+    """A sequence of :class:`Proxy` whose owners and relation targets index the layout's ``n`` pieces."""
+    if isinstance(value, Proxy) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a sequence of Proxy records; got {type(value).__name__}")
+    records = tuple(value)
+    for q, p in enumerate(records):
+        if not isinstance(p, Proxy):
+            raise TypeError(f"{name}[{q}] must be a Proxy; got {type(p).__name__}")
+        refs = [p.owner, *(r.target for r in p.relations)]
+        if max(refs) >= n:
+            raise ValueError(f"{name}[{q}] refers to piece {max(refs)}; the layout has {n}")
+    return records
+
+
+def _allowed_rows(records: tuple[Proxy, ...], categories: tuple[str, ...]) -> np.ndarray:
+    """(k, n) bool: what each proxy may overlap, as the objective reads ``allowed`` (owner, indices,
+    categories; indices beyond the layout are ignored)."""
+    rows = np.zeros((len(records), len(categories)), dtype=bool)
+    cats = np.array(categories, dtype=object)
+    for q, p in enumerate(records):
+        rows[q, p.owner] = True
+        for a in p.allowed:
+            if isinstance(a, str):
+                rows[q] |= cats == a
+            elif a < len(categories):
+                rows[q, a] = True
+    return rows
+
+
+def _unusable(layout: Layout, rects: Rects, allowed: np.ndarray, threshold: float) -> np.ndarray:
+    """Proxies in conflict (:func:`proxy_conflicts`, ``allowed`` (k, n) holding the owners): (k,) bool.
+
+    For a room that is not its bounding box minus a notch (no sampled room; :class:`Room` allows any
+    axis-aligned polygon) the exact outside area is not available, so a proxy counts as outside when a
+    corner lies more than :data:`BOUNDS_TOL` outside the outline.
+    """
+    hits = (_pair_areas(rects, _footprints(layout)) > threshold) & ~allowed
+    if _is_box_minus_notch(layout.room):
+        outside = _outside_area(layout.room, *rects) > threshold
+    else:
+        outside = ~layout.room.contains(corners(*rects), tol=BOUNDS_TOL).all(axis=1)
+    return hits.any(axis=1) | outside
+
+
+def _f64(a: np.ndarray) -> torch.Tensor:
+    return torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)
+
+
+def functional_satisfaction(
+    layout: Layout, proxies: Sequence[Proxy] | None = None, *, threshold: float = OVERLAP_THRESHOLD
+) -> Satisfaction:
+    """Which functional relations of ``proxies`` hold in ``layout`` (module docstring): :class:`Satisfaction`.
+
+    ``proxies``: :class:`~neurips26.iohp.proxy.Proxy` records, attached at the layout's poses; default the
+    reference :func:`~neurips26.iohp.proxy.default_proxies` of the layout (what the chapter scores every
+    method with). Relations come in proxy order, then in each proxy's order. ``threshold`` (m^2): the
+    overlap that makes a proxy unusable and a tucked chair collide with its table.
+    """
+    layout = _check_layout(layout)
+    threshold = _check_threshold(threshold)
+    records = default_proxies(layout) if proxies is None else _check_records("proxies", proxies, layout.n)
+    rows = [(q, rel) for q, p in enumerate(records) for rel in p.relations]
+    kinds = tuple(rel.kind for _, rel in rows)
+    if not rows:
+        return Satisfaction(kinds, np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
+    poses, sizes = layout.poses(), layout.sizes()[:, :2]
+    rects = attach(records, poses, sizes)
+    allowed = _allowed_rows(records, layout.categories)
+    usable = ~_unusable(layout, rects, allowed, threshold)
+
+    q = np.array([r[0] for r in rows], dtype=np.int64)
+    j = np.array([rel.target for _, rel in rows], dtype=np.int64)
+    reach = np.array([rel.reach if rel.reach is not None else 0.0 for _, rel in rows])
+    lo = np.array([rel.distance[0] if rel.distance is not None else 0.0 for _, rel in rows])
+    hi = np.array([rel.distance[1] if rel.distance is not None else 0.0 for _, rel in rows])
+    ck, cj, tj, sj = rects[0][q], poses[j, :2], poses[j, 2], sizes[j]
+    diff = ck - cj
+    dist = np.linalg.norm(diff, axis=1)
+    cosine = np.sum(front_axis(tj) * diff, axis=1) / np.where(dist > 0.0, dist, 1.0)
+
+    to_rect = point_rectangle_distance(_f64(ck), _f64(cj), _f64(sj), _f64(tj)).numpy()
+    ok = {
+        "within_reach": to_rect <= reach + _LENGTH_EPS,
+        "faces": (dist > 0.0) & (cosine >= _COS_FACING - 1e-12),
+        "view_range": (dist >= lo - _LENGTH_EPS) & (dist <= hi + _LENGTH_EPS),
+        "tucked_under": _tucked(records, rows, allowed, poses, sizes, threshold),
+    }
+    holds = np.array([ok[kind][r] for r, kind in enumerate(kinds)], dtype=bool)
+    return Satisfaction(kinds, holds & usable[q], ~usable[q])
+
+
+def _tucked(
+    records: tuple[Proxy, ...],
+    rows: list[tuple[int, object]],
+    allowed: np.ndarray,
+    poses: np.ndarray,
+    sizes: np.ndarray,
+    threshold: float,
+) -> np.ndarray:
+    """``tucked_under`` for every relation row (only meaningful on those rows): (R,) bool.
+
+    The owner's front-face centre within :data:`~neurips26.iohp.objective.TUCK_GAP` of an eligible seating
+    edge of the target, facing that side within 20 degrees, and at most ``threshold`` m^2 of overlap.
+    """
+    n_rows = len(rows)
+    sides = np.zeros((n_rows, 4), dtype=bool)
+    for r, (q, rel) in enumerate(rows):
+        chair = records[q].owner
+        for t, p in enumerate(records):
+            if p.owner == rel.target and allowed[t, chair]:  # type: ignore[attr-defined]
+                sides[r, SIDES.index(p.side)] = True
+        if not sides[r].any():
+            sides[r, 0] = True
+    o = np.array([records[q].owner for q, _ in rows], dtype=np.int64)
+    j = np.array([rel.target for _, rel in rows], dtype=np.int64)  # type: ignore[attr-defined]
+    co, to, so = poses[o, :2], poses[o, 2], sizes[o]
+    cj, tj, sj = poses[j, :2], poses[j, 2], sizes[j]
+    uo = front_axis(to)
+    tip = co + (so[:, 1:2] / 2.0) * uo  # the owner's front-face centre
+    ts = tj[:, None] + np.array(_SIDE_TURN)  # (R, 4): each side seen as a front face
+    crosswise = np.array([False, False, True, True])
+    ss = np.where(crosswise[None, :, None], sj[:, None, ::-1], sj[:, None, :])  # (R, 4, 2)
+    tip4 = np.broadcast_to(tip[:, None, :], ss.shape)
+    cj4 = np.broadcast_to(cj[:, None, :], ss.shape)
+    gap = front_edge_distance(_f64(tip4), _f64(cj4), _f64(ss), _f64(ts)).numpy()
+    facing = -np.sum(uo[:, None, :] * front_axis(ts), axis=-1)
+    near_side = sides & (gap <= TUCK_GAP + _LENGTH_EPS) & (facing >= _COS_FACING - 1e-12)
+    apart = overlap_area(co, so, to, cj, sj, tj) <= threshold
+    return near_side.any(axis=1) & apart
+
+
+def relation_holds(relation: Relation, room: Room, poses: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Whether the semantic ``relation`` holds for each set of poses (module docstring): shape (...) bool.
+
+    ``poses`` (..., n, 3) floor poses (a batch of candidate layouts), ``sizes`` (n, 2) or (n, 3) the
+    pieces' ``(w, d[, h])``; ``room`` gives the walls of ``against_wall``.
+    """
+    if not isinstance(relation, Relation):
+        raise TypeError(f"relation must be a Relation; got {type(relation).__name__}")
+    if not isinstance(room, Room):
+        raise TypeError(f"room must be a Room; got {type(room).__name__}")
+    poses = np.asarray(poses, dtype=np.float64)
+    if poses.ndim < 2 or poses.shape[-1] != 3:
+        raise ValueError(f"poses must have shape (..., n, 3); got {poses.shape}")
+    n = poses.shape[-2]
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if sizes.ndim != 2 or sizes.shape[0] != n or sizes.shape[1] not in (2, 3):
+        raise ValueError(f"sizes must have shape ({n}, 2) or ({n}, 3) like poses; got {sizes.shape}")
+    if max(relation.objects) >= n:
+        raise ValueError(f"relation refers to piece {max(relation.objects)}; poses holds {n}")
+    i = relation.objects[0]
+    pi = poses[..., i, :]
+    if relation.kind == "against_wall":
+        u, v = front_axis(pi[..., 2]), side_axis(pi[..., 2])
+        back = pi[..., :2] - u * sizes[i, 1] / 2.0
+        half = v * sizes[i, 0] / 2.0
+        pts = np.stack([back + half, back - half], axis=-2)  # (..., 2, 2): the back corners
+        start, end, _ = room.walls()
+        seg = end - start
+        rel = pts[..., None, :] - start  # (..., 2, k, 2)
+        s = np.clip(np.sum(rel * seg, axis=-1) / np.sum(seg * seg, axis=-1), 0.0, 1.0)
+        dist = np.linalg.norm(rel - s[..., None] * seg, axis=-1)
+        return dist.min(axis=-1).max(axis=-1) <= WALL_TOL + _LENGTH_EPS
+    j = relation.objects[1]
+    pj = poses[..., j, :]
+    diff = pj[..., :2] - pi[..., :2]
+    dist = np.linalg.norm(diff, axis=-1)
+    if relation.kind == "near":
+        a, b = relation.distance  # type: ignore[misc]
+        return (dist >= a - _LENGTH_EPS) & (dist <= b + _LENGTH_EPS)
+    if relation.kind == "faces":
+        cosine = np.sum(front_axis(pi[..., 2]) * diff, axis=-1) / np.where(dist > 0.0, dist, 1.0)
+        return (dist > 0.0) & (cosine >= _COS_FACING - 1e-12)
+    # side_of: i's centre beyond the named face of j, within that face's span (the objective's term is 0)
+    alpha = np.sum(-diff * side_axis(pj[..., 2]), axis=-1)
+    beta = np.sum(-diff * front_axis(pj[..., 2]), axis=-1)
+    half_w, half_d = sizes[j, 0] / 2.0, sizes[j, 1] / 2.0
+    out, across, reach, span = {
+        "front": (beta, alpha, half_d, half_w),
+        "back": (-beta, alpha, half_d, half_w),
+        "left": (alpha, beta, half_w, half_d),
+        "right": (-alpha, beta, half_w, half_d),
+    }[relation.side]  # type: ignore[index]
+    return (out >= reach - _SIDE_EPS) & (np.abs(across) <= span + _SIDE_EPS)
+
+
+def semantic_satisfaction(layout: Layout) -> Satisfaction:
+    """Which of the layout's own semantic relations hold (module docstring): :class:`Satisfaction`."""
+    layout = _check_layout(layout)
+    poses, sizes = layout.poses(), layout.sizes()
+    holds = np.array(
+        [bool(relation_holds(rel, layout.room, poses, sizes)) for rel in layout.relations], dtype=bool
+    )
+    kinds = tuple(rel.kind for rel in layout.relations)
+    return Satisfaction(kinds, holds, np.zeros(len(kinds), dtype=bool))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -657,14 +932,19 @@ def layout_metrics(
     strip: float = STRIP_DEPTH,
     threshold: float = OVERLAP_THRESHOLD,
     tol: float = BOUNDS_TOL,
+    reference: Sequence[Proxy] | None = None,
 ) -> LayoutMetrics:
     """Every metric of ``layout`` in one :class:`LayoutMetrics`, building the grid and access map once.
 
     ``proxies = (center (k, 2), size (k, 2), theta (k,))`` are the reference proxies (never a method's
     own), with ``owner`` (k,) int, ``allowed`` (k, n) bool and ``front`` (k,) bool as in
     :func:`proxy_conflicts` and :func:`accessible_objects`; ``required`` as in :func:`navigable`.
+    ``reference``: the :class:`~neurips26.iohp.proxy.Proxy` records whose functional relations are
+    scored (:func:`functional_satisfaction`; default the layout's
+    :func:`~neurips26.iohp.proxy.default_proxies`). The semantic relations are the layout's own.
     """
     layout = _check_layout(layout)
+    records = None if reference is None else _check_records("reference", reference, layout.n)
     if allowed is not None and proxies is None:
         raise ValueError("allowed needs proxies; got proxies=None")
     radius = _check_radius(radius)
@@ -695,6 +975,9 @@ def layout_metrics(
         proxy_ok = _proxy_access(access, rects)
         proxy_rate = _rate(proxy_ok.sum(), k, 1.0)
     objects_ok = _object_access(layout, access, proxy, strip, proxy_ok)
+    functional = functional_satisfaction(layout, records, threshold=threshold)
+    semantic = semantic_satisfaction(layout)
+    by_kind = {kind: functional.rate(kind) for kind in FUNCTION_KINDS}
 
     return LayoutMetrics(
         n_objects=n,
@@ -710,6 +993,14 @@ def layout_metrics(
         proxy_accessibility=proxy_rate,
         reachability=access.reachability,
         navigable=bool(objects_ok[need].all()),
+        functional_satisfaction=_rate(functional.satisfied.sum(), functional.count(), 1.0),
+        functional_within_reach=by_kind["within_reach"],
+        functional_faces=by_kind["faces"],
+        functional_view_range=by_kind["view_range"],
+        functional_tucked_under=by_kind["tucked_under"],
+        n_functional=functional.count(),
+        semantic_satisfaction=_rate(semantic.satisfied.sum(), semantic.count(), 1.0),
+        n_semantic=semantic.count(),
     )
 
 
@@ -724,6 +1015,7 @@ __all__ = [
     "AccessMap",
     "FloorGrid",
     "LayoutMetrics",
+    "Satisfaction",
     "access_map",
     "accessible_objects",
     "accessible_proxies",
@@ -731,9 +1023,12 @@ __all__ = [
     "door_blocking",
     "floor_grid",
     "free_ratio",
+    "functional_satisfaction",
     "layout_metrics",
     "navigable",
     "out_of_bounds",
     "proxy_conflicts",
     "reachability",
+    "relation_holds",
+    "semantic_satisfaction",
 ]

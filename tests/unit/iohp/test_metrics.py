@@ -1,15 +1,20 @@
-"""Layout metrics: exact collision and bounds counts, door-connected radius-aware access, invariances."""
+"""Layout metrics: exact collision and bounds counts, door-connected radius-aware access, functional and
+semantic satisfaction (the objective's geometry), invariances."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
 import numpy as np
 import pytest
+import torch
 from scipy import ndimage
 
-from neurips26.iohp.layout import Door, Furniture, Layout, Room, Window
+from neurips26.iohp.geometry import overlap_area
+from neurips26.iohp.initial import propose_initial
+from neurips26.iohp.layout import Door, Furniture, Layout, Relation, Room, Window
 from neurips26.iohp.metrics import (
     AccessMap,
     LayoutMetrics,
@@ -20,12 +25,17 @@ from neurips26.iohp.metrics import (
     door_blocking,
     floor_grid,
     free_ratio,
+    functional_satisfaction,
     layout_metrics,
     navigable,
     out_of_bounds,
     proxy_conflicts,
     reachability,
+    relation_holds,
+    semantic_satisfaction,
 )
+from neurips26.iohp.objective import Weights, build_problem, energy
+from neurips26.iohp.proxy import FunctionalRelation, attach, default_proxies
 from neurips26.iohp.rooms import sample_room, to_scene
 from neurips26.world import occupancy_map
 
@@ -473,3 +483,312 @@ def test_bad_input_is_named():
     doorless = Layout(Room("living", lay.room.outline), lay.furniture)
     with pytest.raises(ValueError, match="layout"):
         access_map(doorless)
+
+
+# --- functional and semantic satisfaction --------------------------------------------------------
+
+FUNCTION_KINDS = ("within_reach", "faces", "view_range", "tucked_under")
+
+
+def _living() -> Layout:
+    """A 5 x 4 m living room where every reference functional and semantic relation holds, by hand.
+
+    Sofa on the bottom wall facing up (leg-zone proxy centre (2.5, 1.125)); coffee table 0.225 m beyond
+    the proxy (within reach); TV on the top wall facing the sofa, 2.675 m from the proxy centre (view range
+    1.8-3.5 m); desk on the left wall, its chair's front face 2 cm from the desk's front edge, facing it.
+    """
+    door = Door.on_segment(0, (0.0, 0.0), (5.0, 0.0), 4.2, 0.8)  # swing [3.8, 4.6] x [0, 0.8]
+    room = Room("living", ((0.0, 0.0), (5.0, 0.0), (5.0, 4.0), (0.0, 4.0)), None, (door,))
+    furniture = (
+        Furniture("sofa", (2.0, 0.9, 0.8), (2.5, 0.45, PI / 2)),
+        Furniture("coffee_table", (1.0, 0.5, 0.4), (2.5, 1.6, -PI / 2)),
+        Furniture("tv_stand", (1.5, 0.4, 0.5), (2.5, 3.8, -PI / 2)),
+        Furniture("desk", (1.2, 0.6, 0.75), (0.3, 2.2, 0.0)),
+        Furniture("chair", (0.5, 0.5, 0.9), (0.87, 2.2, PI)),
+    )
+    relations = (
+        Relation("against_wall", (0,)),
+        Relation("against_wall", (2,)),
+        Relation("against_wall", (3,)),
+        Relation("near", (1, 0), distance=(0.3, 1.5)),
+        Relation("faces", (0, 2)),
+        Relation("faces", (4, 3)),
+        Relation("side_of", (1, 0), side="front"),
+        Relation("side_of", (4, 3), side="front"),
+    )
+    return Layout(room, furniture, relations)
+
+
+def _posed(layout: Layout, index: int, pose) -> Layout:
+    poses = layout.poses()
+    poses[index] = pose
+    return layout.with_poses(poses)
+
+
+def _by_kind(sat) -> dict[str, bool]:
+    return dict(zip(sat.kinds, sat.satisfied.tolist(), strict=True))
+
+
+def test_satisfaction_on_a_hand_built_room():
+    lay = _living()
+    fn = functional_satisfaction(lay)
+    assert fn.kinds == ("faces", "view_range", "within_reach", "tucked_under")  # the reference relations
+    assert fn.satisfied.all() and not fn.blocked.any() and fn.rate() == 1.0
+    sem = semantic_satisfaction(lay)
+    assert sem.count() == 8 and sem.satisfied.all()
+    m = layout_metrics(lay)
+    assert m.functional_satisfaction == m.semantic_satisfaction == 1.0
+    assert (m.n_functional, m.n_semantic) == (4, 8)
+    assert m.functional_within_reach == m.functional_faces == m.functional_view_range == 1.0
+    assert m.functional_tucked_under == 1.0
+    # the objective agrees: its functional and semantic terms are exactly 0 here
+    problem = build_problem([lay], [default_proxies(lay)], dtype=torch.float64)
+    terms = energy(problem.initial_poses(), problem).numpy()
+    assert terms["functional"][0] == 0.0 and terms["semantic"][0] == pytest.approx(0.0, abs=1e-24)
+
+
+@pytest.mark.parametrize(
+    ("index", "good", "bad", "kind"),
+    [
+        (1, (2.5, 1.7, -PI / 2), (2.5, 2.0, -PI / 2), "within_reach"),  # 0.475 vs 0.625 m from the proxy
+        (2, (2.5, 3.8, -PI / 2 + math.radians(19)), (2.5, 3.8, -PI / 2 + math.radians(21)), "faces"),
+        (2, (2.5, 3.0, -PI / 2), (2.5, 2.9, -PI / 2), "view_range"),  # 1.875 vs 1.775 m (range from 1.8)
+        (4, (0.89, 2.2, PI), (0.91, 2.2, PI), "tucked_under"),  # front face 4 vs 6 cm from the edge
+        (4, (0.87, 2.2, PI), (0.82, 2.2, PI), "tucked_under"),  # pushed 3 cm into the desk: a collision
+    ],
+)
+def test_functional_satisfied_and_violated_per_kind(index, good, bad, kind):
+    ok, broken = (functional_satisfaction(_posed(_living(), index, pose)) for pose in (good, bad))
+    assert ok.satisfied.all()
+    assert not _by_kind(broken)[kind]
+    assert all(v for k, v in _by_kind(broken).items() if k != kind)  # only that relation breaks
+    assert not broken.blocked.any()
+    rate = getattr(layout_metrics(_posed(_living(), index, bad)), f"functional_{kind}")
+    assert rate == 0.0
+
+
+@pytest.mark.parametrize(("degrees", "holds"), [(10.0, True), (19.0, True), (21.0, False), (30.0, False)])
+def test_tucked_needs_the_chair_to_face_the_edge(degrees, holds):
+    # the chair's front-face centre stays 3 cm from the desk edge; a turned square chair cuts the desk's
+    # corner, so the overlap rule is lifted (threshold 1 m^2) to isolate the angle
+    u = np.array([math.cos(PI + math.radians(degrees)), math.sin(PI + math.radians(degrees))])
+    center = np.array([0.63, 2.2]) - 0.25 * u
+    lay = _posed(_living(), 4, (*center, PI + math.radians(degrees)))
+    assert _by_kind(functional_satisfaction(lay, threshold=1.0))["tucked_under"] == holds
+
+
+def test_a_blocked_proxy_fails_its_relations():
+    lay = _living()
+    plant = Furniture("plant", (0.4, 0.4, 1.0), (2.5, 1.1, 0.0))  # in the sofa's leg zone
+    blocked = Layout(lay.room, (*lay.furniture, plant), lay.relations)
+    fn = functional_satisfaction(blocked)
+    assert fn.kinds[:3] == ("faces", "view_range", "within_reach")  # the sofa's proxy
+    np.testing.assert_array_equal(fn.blocked, [True, True, True, False])
+    np.testing.assert_array_equal(fn.satisfied, [False, False, False, True])
+    assert layout_metrics(blocked).functional_satisfaction == 0.25
+    assert functional_satisfaction(blocked, threshold=1.0).satisfied.all()  # the geometry itself holds
+    # a proxy through a wall is not usable either: desk and chair near the right wall, the chair's 0.6 m
+    # pull-out zone behind it crosses x = 5 (0.42 x 0.6 m outside)
+    jammed = _posed(_posed(_living(), 3, (4.0, 2.2, 0.0)), 4, (4.57, 2.2, PI))
+    fn = functional_satisfaction(jammed)
+    assert fn.blocked.tolist() == [False, False, False, True] and not fn.satisfied[3]
+    assert functional_satisfaction(jammed, threshold=0.3).satisfied.all()
+
+
+def test_functional_with_given_proxies():
+    lay = _living()
+    records = default_proxies(lay)
+    sofa = records[0]
+    assert sofa.owner == 0
+    far = dataclasses.replace(sofa, relations=(FunctionalRelation("view_range", 2, distance=(0.5, 1.0)),))
+    fn = functional_satisfaction(lay, (far,))
+    assert fn.kinds == ("view_range",) and not fn.satisfied[0]
+    assert layout_metrics(lay, reference=(far,)).functional_satisfaction == 0.0
+    assert functional_satisfaction(lay, ()).rate() is None
+    assert layout_metrics(lay, reference=()).functional_satisfaction == 1.0  # perfect over nothing
+    assert layout_metrics(lay, reference=()).functional_faces is None
+
+
+@pytest.mark.parametrize(
+    ("relation", "index", "pose", "holds"),
+    [
+        (Relation("against_wall", (0,)), 0, (2.5, 0.46, PI / 2), True),  # 1 cm off the wall
+        (Relation("against_wall", (0,)), 0, (2.5, 0.48, PI / 2), False),  # 3 cm
+        (Relation("against_wall", (0,)), 0, (2.5, 0.5, PI / 2 + math.radians(5)), False),  # a corner off
+        (Relation("near", (1, 0), distance=(0.3, 1.15)), 1, (2.5, 1.6, -PI / 2), True),
+        (Relation("near", (1, 0), distance=(0.3, 1.1)), 1, (2.5, 1.6, -PI / 2), False),
+        (Relation("faces", (4, 3)), 4, (0.87, 2.2, PI + math.radians(19)), True),
+        (Relation("faces", (4, 3)), 4, (0.87, 2.2, PI - math.radians(21)), False),
+        (Relation("side_of", (4, 3), side="front"), 4, (0.87, 2.75, PI), True),  # within the desk's span
+        (Relation("side_of", (4, 3), side="front"), 4, (0.87, 2.85, PI), False),  # beyond it
+        (Relation("side_of", (4, 3), side="back"), 4, (0.87, 2.2, PI), False),
+        (Relation("side_of", (4, 3), side="left"), 4, (0.3, 3.1, PI), True),  # the desk's +v side
+        (Relation("side_of", (4, 3), side="right"), 4, (0.3, 3.1, PI), False),
+    ],
+)
+def test_semantic_relations_satisfied_and_violated(relation, index, pose, holds):
+    lay = _posed(_living(), index, pose)
+    assert bool(relation_holds(relation, lay.room, lay.poses(), lay.sizes())) == holds
+    sem = semantic_satisfaction(Layout(lay.room, lay.furniture, (relation,)))
+    assert sem.satisfied.tolist() == [holds] and sem.rate(relation.kind) == float(holds)
+
+
+def test_relation_holds_batches_pose_sets():
+    lay = _living()
+    stack = np.stack([lay.poses(), _posed(lay, 4, (0.87, 2.2, 0.0)).poses(), lay.poses()])
+    got = relation_holds(Relation("faces", (4, 3)), lay.room, stack.reshape(3, 1, 5, 3), lay.sizes())
+    np.testing.assert_array_equal(got, [[True], [False], [True]])
+
+
+def test_clean_initial_layouts_satisfy_their_relations():
+    # the planner keeps only the relations its clean poses satisfy, with the same tolerances
+    broken = 0
+    for room_type, seed in (("bedroom", 0), ("living", 1), ("dining", 2), ("office", 3)):
+        room, furniture = sample_room(room_type, seed, density="dense")
+        proposal = propose_initial(room, furniture, seed)
+        assert semantic_satisfaction(proposal.clean).rate() == 1.0
+        broken += semantic_satisfaction(proposal.layout).rate() < 1.0
+    assert broken >= 3  # the mistakes break some
+
+
+def _single_relation_terms(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
+    """The objective's functional term of each reference relation alone (one scene per relation), and the
+    chair-table overlap of each relation (for tucked_under)."""
+    records = default_proxies(layout)
+    rows = [(q, r) for q, p in enumerate(records) for r in range(len(p.relations))]
+    scenes = []
+    for q, r in rows:
+        stripped = [dataclasses.replace(p, relations=()) for p in records]
+        stripped[q] = records[q]
+        stripped[q] = dataclasses.replace(records[q], relations=(records[q].relations[r],))
+        scenes.append(stripped)
+    problem = build_problem([layout] * len(rows), scenes, dtype=torch.float64)
+    weights = Weights(collision=0.0, proxy=0.0, functional=1.0, semantic=0.0, prior=0.0, orientation=0.0)
+    term = energy(problem.initial_poses(), problem, weights=weights).functional.numpy()
+    poses, sizes = layout.poses(), layout.sizes()[:, :2]
+    owner = np.array([records[q].owner for q, _ in rows])
+    target = np.array([records[q].relations[r].target for q, r in rows])
+    area = overlap_area(
+        poses[owner, :2], sizes[owner], poses[owner, 2], poses[target, :2], sizes[target], poses[target, 2]
+    )
+    return term, area
+
+
+def test_satisfied_means_the_objective_term_vanishes():
+    angle = 1.0 - math.cos(math.radians(20.0))
+    seen: dict[tuple[str, bool], int] = {}
+    for room_type, seed in (("living", 1), ("living", 3), ("living", 4), ("office", 3)):
+        room, furniture = sample_room(room_type, seed, density="dense", shape="L")
+        proposal = propose_initial(room, furniture, seed)
+        for lay in (proposal.clean, proposal.layout):
+            fn = functional_satisfaction(lay)
+            term, area = _single_relation_terms(lay)
+            for kind, ok, blocked, value, a in zip(
+                fn.kinds, fn.satisfied, fn.blocked, term, area, strict=True
+            ):
+                if blocked:
+                    assert not ok
+                    continue
+                seen[kind, bool(ok)] = seen.get((kind, bool(ok)), 0) + 1
+                if kind in ("within_reach", "view_range"):
+                    assert ok == (value <= 1e-12), (kind, value)
+                elif kind == "faces":
+                    assert ok == (value <= angle + 1e-12), (kind, value)
+                else:  # tucked: satisfied -> small term; zero term and no collision -> satisfied
+                    assert not ok or value <= angle + 1e-12
+                    assert ok or value > 1e-12 or a > 0.001
+    assert all(seen.get((k, v), 0) > 0 for k in FUNCTION_KINDS for v in (True, False)), seen
+
+
+def test_satisfaction_invariant_to_shifts_and_quarter_turns():
+    room, furniture = sample_room("living", 1, density="dense", shape="L")
+    lay = propose_initial(room, furniture, 1).layout
+    proxies = _front_proxies(lay)
+    fn, sem = functional_satisfaction(lay), semantic_satisfaction(lay)
+    assert 0 < fn.satisfied.sum() < fn.count() and 0 < sem.satisfied.sum() < sem.count()
+    for k, shift in ((1, (0.3, -2.0)), (2, (5.5, 1.25)), (3, (-0.7, 0.0))):
+        moved, _ = _moved(lay, proxies, k, shift)
+        np.testing.assert_array_equal(functional_satisfaction(moved).satisfied, fn.satisfied)
+        np.testing.assert_array_equal(functional_satisfaction(moved).blocked, fn.blocked)
+        np.testing.assert_array_equal(semantic_satisfaction(moved).satisfied, sem.satisfied)
+
+
+def test_layout_metrics_record_keeps_its_old_fields():
+    names = [f.name for f in dataclasses.fields(LayoutMetrics)]
+    assert names[:13] == [
+        "n_objects",
+        "n_proxies",
+        "collision_pairs",
+        "collision_rate",
+        "colliding_objects",
+        "out_of_bounds",
+        "door_blocked",
+        "proxy_conflict",
+        "free_ratio",
+        "accessibility",
+        "proxy_accessibility",
+        "reachability",
+        "navigable",
+    ]
+    old = LayoutMetrics(3, 0, 0, 0.0, 0.0, 0.0, False, None, 1.0, 1.0, None, 1.0, True)
+    assert old.functional_satisfaction is None and old.n_functional == 0 and old.semantic_satisfaction is None
+
+
+def test_satisfaction_bad_input_is_named():
+    lay = _living()
+    records = default_proxies(lay)
+    with pytest.raises(TypeError, match="proxies"):
+        functional_satisfaction(lay, records[0])
+    with pytest.raises(TypeError, match="proxies"):
+        functional_satisfaction(lay, [records[0], "sofa"])
+    stray = dataclasses.replace(records[0], relations=(FunctionalRelation("faces", 9),))
+    with pytest.raises(ValueError, match="proxies"):
+        functional_satisfaction(lay, [stray])
+    with pytest.raises(ValueError, match="reference"):
+        layout_metrics(lay, reference=[stray])
+    with pytest.raises(ValueError, match="threshold"):
+        functional_satisfaction(lay, threshold=-1.0)
+    with pytest.raises(TypeError, match="layout"):
+        semantic_satisfaction(lay.room)
+    with pytest.raises(ValueError, match="kind"):
+        functional_satisfaction(lay).rate("sits_on")
+    rel = Relation("near", (1, 0), distance=(0.3, 1.5))
+    with pytest.raises(ValueError, match="poses"):
+        relation_holds(rel, lay.room, lay.poses()[:, :2], lay.sizes())
+    with pytest.raises(ValueError, match="sizes"):
+        relation_holds(rel, lay.room, lay.poses(), lay.sizes()[:3])
+    with pytest.raises(ValueError, match="relation"):
+        relation_holds(Relation("near", (7, 0), distance=(0.3, 1.5)), lay.room, lay.poses(), lay.sizes())
+    with pytest.raises(TypeError, match="room"):
+        relation_holds(rel, lay, lay.poses(), lay.sizes())
+
+
+def test_blocked_is_the_proxy_conflict_of_the_relation_proxy():
+    room, furniture = sample_room("living", 1, density="dense", shape="L")
+    lay = propose_initial(room, furniture, 1).layout
+    records = default_proxies(lay)
+    rects = attach(records, lay.poses(), lay.sizes())
+    owner = np.array([p.owner for p in records])
+    allowed = np.zeros((len(records), lay.n), dtype=bool)
+    for q, p in enumerate(records):
+        allowed[q] = [c in p.allowed for c in lay.categories]
+    conflict = proxy_conflicts(lay, rects, owner, allowed=allowed)
+    per_relation = np.array([conflict[q] for q, p in enumerate(records) for _ in p.relations])
+    fn = functional_satisfaction(lay)
+    np.testing.assert_array_equal(fn.blocked, per_relation)
+    assert 0 < fn.blocked.sum() < fn.count()
+
+
+def test_satisfaction_in_a_u_shaped_room():
+    # Room allows any axis-aligned polygon; a proxy is then outside when a corner leaves the outline
+    outline = ((0.0, 0.0), (6.0, 0.0), (6.0, 4.0), (4.5, 4.0), (4.5, 2.0), (2.0, 2.0), (2.0, 4.0), (0.0, 4.0))
+    room = Room("office", outline, None, (Door.on_segment(0, (0.0, 0.0), (6.0, 0.0), 3.0, 0.8),))
+    desk = Furniture("desk", (1.2, 0.6, 0.75), (0.3, 1.0, 0.0))
+    chair = Furniture("chair", (0.5, 0.5, 0.9), (0.87, 1.0, PI))
+    lay = Layout(room, (desk, chair), (Relation("against_wall", (0,)),))
+    m = layout_metrics(lay)
+    assert m.functional_tucked_under == 1.0 and m.semantic_satisfaction == 1.0
+    # the same pair in the 1.5 m right arm, the chair's pull-out zone crossing its inner wall x = 4.5
+    moved = lay.with_poses(np.array([[5.7, 3.0, PI], [5.13, 3.0, 0.0]]))
+    fn = functional_satisfaction(moved)
+    assert fn.blocked.tolist() == [True] and layout_metrics(moved).functional_tucked_under == 0.0
