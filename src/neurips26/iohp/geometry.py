@@ -42,6 +42,7 @@ on ``u`` and its width axis on ``-v``, so its floor footprint is the same set.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -64,6 +65,15 @@ _CLIP_SLOTS = 16
 # ----------------------------------------------------------------------------------------------------------
 # Frames and corners (NumPy or torch, whichever is passed)
 # ----------------------------------------------------------------------------------------------------------
+
+
+def wrap_angle(theta: float) -> float:
+    """``theta`` in ``(-pi, pi]``; multiples of 90 degrees come out exact (the planners' axis headings)."""
+    q = theta / (math.pi / 2.0)
+    if abs(q - round(q)) < 1e-9:
+        return (0.0, math.pi / 2.0, math.pi, -math.pi / 2.0)[int(round(q)) % 4]
+    r = math.remainder(theta, 2.0 * math.pi)
+    return math.pi if r <= -math.pi else r
 
 
 def front(theta: ArrayT) -> ArrayT:
@@ -512,6 +522,7 @@ def _pair_inputs(
 
 
 __all__ = [
+    "wrap_angle",
     "axis_overlaps",
     "corners",
     "front",

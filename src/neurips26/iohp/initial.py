@@ -67,6 +67,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from neurips26.iohp.geometry import wrap_angle
 from neurips26.iohp.layout import Furniture, Layout, Relation, Room
 from neurips26.iohp.proxy import SEATED_LEG_DEPTH, TV_VIEW_RANGE
 from neurips26.seeding import sub_seed
@@ -160,15 +161,6 @@ class InitialProposal:
 def _unit(theta: np.ndarray | float) -> np.ndarray:
     t = np.asarray(theta, dtype=float)
     return np.stack([np.cos(t), np.sin(t)], axis=-1)
-
-
-def _wrap(theta: float) -> float:
-    """``theta`` in ``(-pi, pi]``; multiples of 90 degrees come out exact."""
-    q = theta / (math.pi / 2.0)
-    if abs(q - round(q)) < 1e-9:
-        return (0.0, math.pi / 2.0, math.pi, -math.pi / 2.0)[int(round(q)) % 4]
-    r = math.remainder(theta, 2.0 * math.pi)
-    return math.pi if r <= -math.pi else r
 
 
 def _half_extents(w: np.ndarray, d: np.ndarray, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -301,7 +293,7 @@ class _Planner:
         u, v = _unit(theta), _unit(theta + math.pi / 2.0)
         for p in parts:
             c = center + p.off_u * u + p.off_v * v
-            th = _wrap(theta + p.rel)
+            th = wrap_angle(theta + p.rel)
             self.poses[p.index] = (c[0], c[1], th)
             hx, hy = _half_extents(self.w[p.index], self.d[p.index], np.array(th))
             self.boxes[p.index] = (c[0] - hx, c[1] - hy, c[0] + hx, c[1] + hy)
@@ -552,7 +544,7 @@ class _Planner:
             s = self.poses[seat]
             u = _unit(s[2])
             center = s[:2] + u * (self.d[seat] / 2.0 + SEAT_GAP + self.d[c] / 2.0)
-            self.place_free([_Part(c, 0.0, 0.0)], center, [_wrap(s[2] + math.pi)])
+            self.place_free([_Part(c, 0.0, 0.0)], center, [wrap_angle(s[2] + math.pi)])
             self.relations.append(("side_of", (c, seat), "front"))
             self._near(c, seat)
 
@@ -581,7 +573,7 @@ class _Planner:
             placed = self.place_on_wall(part, rule="target", walls=[wall], target=target)
         if not placed:
             center = np.array([x, y]) + u * SOFA_DISTANCE
-            self.place_free([_Part(seat, 0.0, 0.0)], center, [_wrap(th + math.pi)])
+            self.place_free([_Part(seat, 0.0, 0.0)], center, [wrap_angle(th + math.pi)])
         self.relations += [("faces", (seat, tv), None), ("faces", (tv, seat), None)]
         self.relations.append(("near", (seat, tv), TV_VIEW_RANGE))
 
@@ -611,7 +603,7 @@ class _Planner:
         for sign, name in ((1.0, "left"), (-1.0, "right")):
             c = np.array([x, y]) + sign * v * (self.w[table] / 2.0 + gap + self.d[i] / 2.0)
             rels = [("faces", (i, table), None), ("side_of", (i, table), name), ("near", (i, table), None)]
-            out.append(([_Part(i, 0.0, 0.0)], c, _wrap(th - sign * math.pi / 2.0), rels))
+            out.append(([_Part(i, 0.0, 0.0)], c, wrap_angle(th - sign * math.pi / 2.0), rels))
         return out
 
     def _corner(self, i: int) -> None:
@@ -756,7 +748,7 @@ def _rigid(poses: np.ndarray, indices: Sequence[int], old: np.ndarray, new: np.n
     for i in indices:
         r = poses[i, :2] - old[:2]
         poses[i, :2] = new[:2] + np.array([c * r[0] - s * r[1], s * r[0] + c * r[1]])
-        poses[i, 2] = _wrap(poses[i, 2] + dth)
+        poses[i, 2] = wrap_angle(poses[i, 2] + dth)
 
 
 def _apply_mistakes(
@@ -809,7 +801,7 @@ def _apply_mistakes(
     for i in range(n):
         if hit("turn", draws[i, 0]):
             angle = 180 if draws[i, 1] < 0.5 else (90 if draws[i, 1] < 0.75 else -90)
-            poses[i, 2] = _wrap(poses[i, 2] + math.radians(angle))
+            poses[i, 2] = wrap_angle(poses[i, 2] + math.radians(angle))
             log.append(Mistake("turn", (i,), str(angle)))
 
     draws = rngs["outside"].random((n, 2))

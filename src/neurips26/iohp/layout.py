@@ -332,6 +332,18 @@ class Room:
         return (float(lo[0]), float(lo[1]), float(hi[0]), float(hi[1]))
 
     @property
+    def notch_corner(self) -> int | None:
+        """The bounding-box corner the L-shape's notch cuts, 0..3 counter-clockwise from ``(x_min, y_min)``;
+        ``None`` for a rectangle."""
+        if self.notch is None:
+            return None
+        x0, y0, x1, y1 = self.bounds
+        a0, b0, a1, b1 = self.notch
+        at_x1 = abs(a1 - x1) < abs(a0 - x0)
+        at_y1 = abs(b1 - y1) < abs(b0 - y0)
+        return {(False, False): 0, (True, False): 1, (True, True): 2, (False, True): 3}[(at_x1, at_y1)]
+
+    @property
     def area(self) -> float:
         """Floor area (m^2), by the shoelace formula."""
         return self._signed_area(self.vertices())
