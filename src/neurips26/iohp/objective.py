@@ -17,6 +17,13 @@ walls and notch only (``W``: a person may stand in a doorway's swing). ``A(k)`` 
 (:func:`neurips26.iohp.proxy.attach`), so they add no variable. Default weights (§3.3): ``w_c = w_p = 100``,
 ``w_f = 10``, ``w_s = 1``, ``w_0 = 0.1``, ``w_r = 0.5`` (:class:`Weights`).
 
+**Clearance margin** (``margin``, [our option], default 0): :func:`energy` can grow every furniture
+footprint by ``margin`` metres on each side in the collision and boundary terms only (proxies, obstacles and
+all other terms unchanged), so two pieces pay from a gap of ``2 margin`` and a piece from ``margin`` off a
+wall. It offsets the soft minimum's bias (up to ``tau log 4`` below the true depth, 7 mm at the final
+``tau``) and the share of an unresolvable proxy conflict the quadratic terms pass to furniture. With
+``margin = 0`` E is exactly §3.3's.
+
 **Functional terms** (each 0 when satisfied; ``c_k`` the proxy centre, ``u_j`` the target's front):
 ``within_reach`` ``relu(dist(c_k, B_j) - r)^2``; ``faces`` ``1 - u_j . (c_k - c_j) / |c_k - c_j|``;
 ``view_range`` ``relu(a - |c_k - c_j|)^2 + relu(|c_k - c_j| - b)^2``; ``tucked_under`` (a declared
@@ -93,6 +100,8 @@ PAIR_BLOCKS: dict[str, tuple[str, ...]] = {
 TUCK_GAP = 0.05
 #: The softening temperature (m) of the final objective (§3.4: annealed 0.05 -> 0.005).
 TAU_END = 0.005
+#: The largest clearance margin (m) :func:`energy` accepts.
+MAX_MARGIN = 0.1
 
 _SIDE_TURN = (0.0, math.pi, math.pi / 2, -math.pi / 2)  # front, back, left, right: the side's outward heading
 _BIG = 1.0e6  # stands in for "no such side / wall" in a minimum
@@ -616,6 +625,10 @@ def _check_tau(tau: object) -> float:
     return check_float("tau", tau, minimum=0.0, strict_min=True)
 
 
+def _check_margin(margin: object) -> float:
+    return check_float("margin", margin, minimum=0.0, maximum=MAX_MARGIN)
+
+
 def _check_poses(poses: object, problem: Problem) -> torch.Tensor:
     """``poses`` as the problem needs it: a (B, n, 3) tensor of its dtype on its device."""
     if not isinstance(poses, torch.Tensor):
@@ -674,30 +687,48 @@ def _all_rectangles(
 
 
 def pair_penetrations(
-    poses: torch.Tensor, problem: Problem, tau: float = TAU_END, groups: Sequence[str] = PAIR_GROUPS
+    poses: torch.Tensor,
+    problem: Problem,
+    tau: float = TAU_END,
+    groups: Sequence[str] = PAIR_GROUPS,
+    *,
+    margin: float = 0.0,
 ) -> dict[str, torch.Tensor]:
     """Unweighted ``phi`` of every pair of each requested group of :data:`PAIR_GROUPS`: ``{g: (B, P_g)}``.
 
-    Masked (padding) pairs are exactly 0. The optimiser's repair reads these to find offending objects.
+    Masked (padding) pairs are exactly 0. ``margin`` (m) grows the footprints of the collision and
+    boundary groups as in :func:`energy`. The optimiser's repair reads these to find offending objects.
     """
     problem = _check_problem(problem)
     poses = _check_poses(poses, problem)
     tau = _check_tau(tau)
+    margin = _check_margin(margin)
     groups = [check_choice("groups", g, PAIR_GROUPS) for g in groups]
     need_proxy = any(g.startswith("proxy") for g in groups)
     rects = _all_rectangles(poses, problem, _attach(poses, problem) if need_proxy else None)
     blocks = {problem.segments[g][0] for g in groups}
-    phi = {block: _block_phi(rects, problem, block, tau) for block in blocks}
+    phi = {block: _block_phi(rects, problem, block, tau, margin) for block in blocks}
     return {
         g: phi[problem.segments[g][0]][:, problem.segments[g][1] : problem.segments[g][2]] for g in groups
     }
 
 
-def _block_phi(rects: tuple[torch.Tensor, ...], problem: Problem, block: str, tau: float) -> torch.Tensor:
-    """``phi`` of every pair of a block of :data:`PAIR_BLOCKS` in one call: (B, P)."""
+def _block_phi(
+    rects: tuple[torch.Tensor, ...], problem: Problem, block: str, tau: float, margin: float = 0.0
+) -> torch.Tensor:
+    """``phi`` of every pair of a block of :data:`PAIR_BLOCKS` in one call: (B, P).
+
+    In the physical block every furniture footprint is grown by ``margin`` on each side (proxies and
+    obstacles keep their size); the proxy block ignores ``margin``.
+    """
     pairs = problem.pairs[block]
     if pairs.shape[1] == 0:
         return rects[0].new_zeros(problem.batch, 0)
+    if block == "physical" and margin > 0.0:
+        center, size, theta = rects
+        grow = torch.zeros_like(size)
+        grow[:, : problem.n] = 2.0 * margin
+        rects = (center, size + grow, theta)
     return pair_penetration(*rects, pairs, problem.pair_masks[block], tau)
 
 
@@ -775,17 +806,25 @@ def _semantic(poses: torch.Tensor, problem: Problem) -> torch.Tensor:
 
 
 def energy(
-    poses: torch.Tensor, problem: Problem, tau: float = TAU_END, weights: Weights | str = IOHP
+    poses: torch.Tensor,
+    problem: Problem,
+    tau: float = TAU_END,
+    weights: Weights | str = IOHP,
+    *,
+    margin: float = 0.0,
 ) -> Terms:
     """The objective E of §3.3 at ``poses`` (B, n, 3) for every scene of ``problem``: :class:`Terms`.
 
     ``tau`` (m, > 0) is the temperature of the penetration measure; ``weights`` a :class:`Weights` or a
-    preset name of :data:`PRESETS`. Terms with weight 0 are not evaluated (exactly 0). Differentiable in
-    ``poses`` (which must have the problem's dtype and device); padded object slots get zero gradient.
+    preset name of :data:`PRESETS`. ``margin`` (m, in [0, 0.1]): every furniture footprint is grown by
+    this much on each side in the collision and boundary terms only (module docstring); 0 is §3.3's E.
+    Terms with weight 0 are not evaluated (exactly 0). Differentiable in ``poses`` (which must have the
+    problem's dtype and device); padded object slots get zero gradient.
     """
     problem = _check_problem(problem)
     weights = check_weights(weights)
     tau = _check_tau(tau)
+    margin = _check_margin(margin)
     poses = _check_poses(poses, problem)
     zero = poses.new_zeros(problem.batch)
     use_proxy = problem.k > 0 and (weights.proxy > 0 or weights.functional > 0)
@@ -795,7 +834,7 @@ def energy(
     values: dict[str, torch.Tensor] = {}
     for block, members in PAIR_BLOCKS.items():
         w = weights.of(members[0])
-        phi = None if w == 0.0 else _block_phi(rects, problem, block, tau)
+        phi = None if w == 0.0 else _block_phi(rects, problem, block, tau, margin)
         for g in members:
             _, start, stop = problem.segments[g]
             values[g] = zero if phi is None or stop == start else w * phi[:, start:stop].sum(dim=-1)
@@ -831,6 +870,7 @@ __all__ = [
     "FUNCTIONAL_ONLY",
     "IOHP",
     "LAYOUTVLM",
+    "MAX_MARGIN",
     "PAIR_BLOCKS",
     "PAIR_GROUPS",
     "PRESETS",

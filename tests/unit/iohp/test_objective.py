@@ -387,6 +387,46 @@ def test_pair_penetrations_are_the_unweighted_pair_terms():
         torch.testing.assert_close(IOHP.of(g) * phis[g].sum(dim=1), getattr(terms, g), rtol=1e-12, atol=1e-12)
 
 
+def _grown(layout: Layout, margin: float) -> Layout:
+    """The layout with every footprint grown by ``margin`` on each side (heights kept)."""
+    furniture = tuple(
+        Furniture(f.category, (f.size[0] + 2 * margin, f.size[1] + 2 * margin, f.size[2]), f.pose, f.name)
+        for f in layout.furniture
+    )
+    return Layout(layout.room, furniture, layout.relations)
+
+
+@pytest.mark.parametrize("margin", [0.004, 0.01, 0.03])
+def test_margin_grows_furniture_in_the_physical_terms_only(margin):
+    layouts = [_hand_built(), *_scattered(3)]
+    problem = _problem(layouts)
+    x = problem.initial_poses()
+    plain = energy(x, problem, 0.005)
+    padded = energy(x, problem, 0.005, margin=margin)
+    grown = _problem([_grown(lay, margin) for lay in layouts])
+    reference = energy(x, grown, 0.005)  # the same poses with larger footprints, no margin
+    for name in ("collision", "boundary"):
+        torch.testing.assert_close(getattr(padded, name), getattr(reference, name), rtol=1e-12, atol=1e-12)
+    for name in TERM_NAMES[2:]:  # proxies, relations, prior, orientation: untouched
+        torch.testing.assert_close(getattr(padded, name), getattr(plain, name), rtol=0, atol=0)
+    # the hand-built room is feasible with touching pieces (the sofa and the TV stand back onto walls) and
+    # the chair's front 2 cm from the desk: a margin makes the walls bite, the desk only beyond 1 cm
+    assert float(plain.total[0]) == 0.0
+    assert float(padded.boundary[0]) > 0.0
+    assert (float(padded.collision[0]) > 0.0) == (2 * margin > 0.02)
+    phis = pair_penetrations(x, problem, 0.005, ("collision", "boundary"), margin=margin)
+    for g in ("collision", "boundary"):
+        torch.testing.assert_close(IOHP.of(g) * phis[g].sum(dim=1), getattr(padded, g), rtol=1e-12, atol=0)
+
+
+def test_zero_margin_is_the_default_objective():
+    problem = _problem(_scattered(3))
+    x = problem.initial_poses() + 0.05
+    a, b = energy(x, problem, 0.01), energy(x, problem, 0.01, margin=0.0)
+    for name, value in a.as_dict().items():
+        assert torch.equal(value, getattr(b, name)), name
+
+
 def test_layouts_at_round_trips_poses():
     layouts = _scattered(2)
     problem = _problem(layouts)
@@ -437,3 +477,9 @@ def test_bad_input_is_named():
         problem.select([1])
     with pytest.raises(ValueError, match="groups"):
         pair_penetrations(x, problem, groups=("walls",))
+    with pytest.raises(ValueError, match="margin"):
+        energy(x, problem, margin=-0.01)
+    with pytest.raises(ValueError, match="margin"):
+        energy(x, problem, margin=0.5)
+    with pytest.raises(TypeError, match="margin"):
+        pair_penetrations(x, problem, margin="1 cm")

@@ -1,4 +1,4 @@
-"""The optimiser: best so far, determinism, batch independence, repair, annealing, a dense room, timing."""
+"""The optimiser: best so far, determinism, batch independence, repair, legalisation, annealing, timing."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pytest
 import torch
 
 from neurips26.iohp.layout import Layout
-from neurips26.iohp.metrics import collision_pairs
+from neurips26.iohp.metrics import collision_pairs, door_blocking, out_of_bounds
 from neurips26.iohp.objective import LAYOUTVLM, TERM_NAMES, build_problem, energy
 from neurips26.iohp.optimize import (
     OptimizeResult,
+    _legal_poses,
     anneal,
     optimize,
     restart_poses,
@@ -31,9 +32,18 @@ def _problem(layouts, dtype=F64):
     return build_problem(layouts, [default_proxies(lay) for lay in layouts], dtype=dtype)
 
 
-def _rescored(result: OptimizeResult, problem, tau=0.005, weights="iohp") -> np.ndarray:
+def _rescored(result: OptimizeResult, problem, tau=0.005, weights="iohp", margin=0.0) -> np.ndarray:
     poses = torch.as_tensor(result.poses, dtype=problem.dtype)
-    return energy(poses, problem, tau, weights).total.numpy()
+    return energy(poses, problem, tau, weights, margin=margin).total.numpy()
+
+
+def _violations(layout: Layout) -> tuple[int, np.ndarray]:
+    """The metrics' physical violations: count, and per piece whether it takes part in one."""
+    pairs = collision_pairs(layout)
+    outside, door = out_of_bounds(layout), door_blocking(layout)
+    involved = outside | door
+    involved[pairs.ravel()] = True
+    return len(pairs) + int(outside.sum()) + int(door.sum()), involved
 
 
 def test_tau_schedule_is_geometric_from_start_to_end():
@@ -65,8 +75,9 @@ def test_restart_zero_is_the_initial_layout_and_the_others_are_seeded():
 
 
 def test_final_energy_never_exceeds_the_initial_one_and_is_what_it_reports():
+    # the guarantee without the legalisation (which may raise E to remove a violation; tested below)
     problem = _problem(_scattered(3))
-    result = optimize(problem, steps=12, repair_steps=4, restarts=2)
+    result = optimize(problem, steps=12, repair_steps=4, restarts=2, legalise=False)
     assert result.poses.shape == (3, problem.n, 3)
     assert bool(np.all(result.final["total"] <= result.initial["total"]))
     assert bool(np.all(result.final["total"] < 0.5 * result.initial["total"]))  # it did optimise
@@ -86,13 +97,13 @@ def test_a_feasible_layout_is_kept():
 
 def test_deterministic_by_seed():
     problem = _problem(_scattered(2), dtype=torch.float32)
-    a = optimize(problem, steps=6, repair_steps=3, seed=3)
-    b = optimize(problem, steps=6, repair_steps=3, seed=3)
+    a = optimize(problem, steps=6, repair_steps=3, seed=3, legalise_steps=4)
+    b = optimize(problem, steps=6, repair_steps=3, seed=3, legalise_steps=4)
     np.testing.assert_array_equal(a.poses, b.poses)
     for k in a.trace:
         np.testing.assert_array_equal(a.trace[k], b.trace[k])
     np.testing.assert_array_equal(a.evaluations, b.evaluations)
-    c = optimize(problem, steps=6, repair_steps=3, seed=4)
+    c = optimize(problem, steps=6, repair_steps=3, seed=4, legalise_steps=4)
     assert not np.array_equal(a.trace["total"], c.trace["total"]) or not np.array_equal(a.poses, c.poses)
 
 
@@ -100,14 +111,14 @@ def test_batched_optimisation_equals_per_scene():
     # restart r of scene b draws from sub_seed(seed, b, r): scene 0 keeps its streams when optimised alone
     layouts = _scattered(2, seed=7)
     problem = _problem(layouts)
-    together = optimize(problem, steps=8, restarts=2, repair=False, seed=1)
-    alone = optimize(_problem(layouts[:1]), steps=8, restarts=2, repair=False, seed=1)
+    together = optimize(problem, steps=8, restarts=2, repair=False, seed=1, legalise_steps=4)
+    alone = optimize(_problem(layouts[:1]), steps=8, restarts=2, repair=False, seed=1, legalise_steps=4)
     n0 = layouts[0].n
     np.testing.assert_allclose(alone.poses[0, :n0], together.poses[0, :n0], rtol=0, atol=1e-9)
     assert alone.restart[0] == together.restart[0]
-    one = optimize(problem, steps=8, restarts=1, repair=False)
+    one = optimize(problem, steps=8, restarts=1, repair=False, legalise=False)
     for b, lay in enumerate(layouts):
-        single = optimize(_problem([lay]), steps=8, restarts=1, repair=False)
+        single = optimize(_problem([lay]), steps=8, restarts=1, repair=False, legalise=False)
         np.testing.assert_allclose(single.poses[0, : lay.n], one.poses[b, : lay.n], rtol=0, atol=1e-9)
         np.testing.assert_allclose(
             single.trace["total"][:, 0], one.trace["total"][:, b], rtol=1e-9, atol=1e-12
@@ -115,9 +126,10 @@ def test_batched_optimisation_equals_per_scene():
 
 
 def test_trace_and_evaluation_counts():
+    # without the legalisation, whose evaluations (candidates, push, polish) vary by scene
     problem = _problem(_scattered(3))
     steps, repair_steps, restarts = 12, 6, 2
-    result = optimize(problem, steps=steps, repair_steps=repair_steps, restarts=restarts)
+    result = optimize(problem, steps=steps, repair_steps=repair_steps, restarts=restarts, legalise=False)
     assert result.tau.shape == (steps + repair_steps,)
     for name in (*TERM_NAMES, "total"):
         assert result.trace[name].shape == (steps + repair_steps, 3)
@@ -136,9 +148,10 @@ def test_trace_and_evaluation_counts():
 
 
 def test_repair_never_increases_energy():
+    # the repair's own guarantee (the legalisation after it may trade E for fewer violations)
     problem = _problem(_scattered(4, seed=11))
-    plain = optimize(problem, steps=10, repair=False, seed=2)
-    fixed = optimize(problem, steps=10, repair_steps=8, seed=2)
+    plain = optimize(problem, steps=10, repair=False, seed=2, legalise=False)
+    fixed = optimize(problem, steps=10, repair_steps=8, seed=2, legalise=False)
     assert fixed.repair_tried.any()
     assert bool(np.all(fixed.final["total"] <= plain.final["total"]))
     assert bool(np.all(fixed.final["total"][fixed.repaired] < plain.final["total"][fixed.repaired]))
@@ -147,9 +160,67 @@ def test_repair_never_increases_energy():
     assert bool(np.all(fixed.evaluations[fixed.repair_tried] > plain.evaluations[fixed.repair_tried]))
 
 
+def test_legalisation_removes_violations_and_never_trades_them_for_energy():
+    problem = _problem([*_scattered(2, seed=3), _hand_built()], dtype=torch.float32)  # the last: feasible
+    plain = optimize(problem, steps=12, repair_steps=5, legalise=False)
+    legal = optimize(problem, steps=12, repair_steps=5, legalise_steps=8)
+    before = np.array([_violations(lay)[0] for lay in plain.layouts(problem)])
+    after = np.array([_violations(lay)[0] for lay in legal.layouts(problem)])
+    np.testing.assert_array_equal(plain.violations, before)  # the counts it reports are the metrics'
+    np.testing.assert_array_equal(legal.violations, after)
+    assert before[0] > 0 and before[1] > 0 and before[2] == 0 and after.sum() < before.sum() / 3
+    # the acceptance rule, scene by scene: fewer violations, or as many and no higher E
+    fewer = after < before
+    assert bool(np.all(fewer | ((after == before) & (legal.final["total"] <= plain.final["total"]))))
+    np.testing.assert_array_equal(legal.legalised, fewer | (legal.final["total"] < plain.final["total"]))
+    same = ~legal.legalised
+    np.testing.assert_array_equal(legal.poses[same], plain.poses[same])
+    assert bool(np.all(legal.evaluations[before > 0] > plain.evaluations[before > 0]))
+    np.testing.assert_array_equal(legal.evaluations[before == 0], plain.evaluations[before == 0])
+    np.testing.assert_allclose(_rescored(legal, problem), legal.final["total"], rtol=1e-5)
+    assert legal.trace["total"].shape == plain.trace["total"].shape  # the legalisation is not traced
+
+
+def test_legal_poses_break_no_rule_and_start_with_the_current_pose():
+    lay = _scattered(1, density="medium", seed=0)[0]  # a bedroom, six pieces at random poses
+    poses = lay.poses()
+    for i in range(lay.n):
+        cand = _legal_poses(lay, poses, i, 0.6, 0.05)
+        assert len(cand) > 0
+        cost = np.linalg.norm(cand[:, :2] - poses[i, :2], axis=1)
+        for c in np.r_[np.arange(min(10, len(cand))), np.linspace(0, len(cand) - 1, 10).astype(int)]:
+            trial = poses.copy()
+            trial[i] = cand[c]
+            assert not _violations(lay.with_poses(trial))[1][i]  # piece i takes part in no violation
+        quarter = np.remainder(cand[:, 2], math.pi / 2)
+        assert bool(np.all(np.minimum(quarter, math.pi / 2 - quarter) < 1e-12))  # axis headings
+        assert bool(np.all(np.abs(cand[:, :2] - poses[i, :2]) <= 0.6 + 1e-9))
+        assert cost[0] <= cost.min() + 0.25 + 1e-12
+    walled = _legal_poses(lay, poses, 0, 10.0, 0.1, against_wall=True)
+    sizes = lay.sizes()[0]
+    for pose in walled[:: max(1, len(walled) // 20)]:
+        u = np.array([math.cos(pose[2]), math.sin(pose[2])])
+        back = pose[:2] - u * sizes[1] / 2
+        start, end, normal = lay.room.walls()
+        t = np.clip(((back - start) * (end - start)).sum(1) / ((end - start) ** 2).sum(1), 0, 1)
+        gap = np.linalg.norm(back - (start + t[:, None] * (end - start)), axis=1)
+        assert bool(np.any((gap < 1e-6) & (normal @ u > 0.99)))
+    # a legal piece on an axis heading: its own pose is the first (zero-cost) candidate
+    hand = _hand_built()
+    first = _legal_poses(hand, hand.poses(), 3, 0.6, 0.05)[0]
+    np.testing.assert_allclose(first, hand.poses()[3], atol=1e-9)
+
+
+def test_margin_is_part_of_the_reported_objective():
+    problem = _problem(_scattered(1))
+    result = optimize(problem, steps=6, repair_steps=3, margin=0.01, legalise_steps=4)
+    np.testing.assert_allclose(_rescored(result, problem, margin=0.01), result.final["total"], rtol=1e-9)
+    assert not np.allclose(_rescored(result, problem), result.final["total"], rtol=1e-9)
+
+
 def test_layoutvlm_preset_optimises_without_proxy_terms():
     problem = _problem(_scattered(2))
-    result = optimize(problem, steps=10, repair_steps=5, weights=LAYOUTVLM)
+    result = optimize(problem, steps=10, repair_steps=5, weights=LAYOUTVLM, legalise_steps=4)
     for name in ("proxy_conflict", "proxy_wall", "proxy_proxy", "functional"):
         assert np.all(np.nan_to_num(result.trace[name]) == 0.0)
         assert np.all(result.final[name] == 0.0)
@@ -184,7 +255,7 @@ def test_dense_room_ends_with_fewer_collisions():
     ]
     layout = Layout(room, furniture).with_poses(poses)
     problem = _problem([layout], dtype=torch.float32)
-    result = optimize(problem, steps=50, repair_steps=10)
+    result = optimize(problem, steps=50, repair_steps=10, legalise_steps=5)
     before = len(collision_pairs(layout))
     after = len(collision_pairs(result.layouts(problem)[0]))
     print(f"dense living room, {n} pieces: {before} -> {after} colliding pairs")
@@ -194,7 +265,7 @@ def test_dense_room_ends_with_fewer_collisions():
 def test_timing_150_steps_8_scenes_2_restarts():
     problem = _problem(_scattered(8), dtype=torch.float32)
     start = time.perf_counter()
-    result = optimize(problem, steps=150, restarts=2, repair=False)
+    result = optimize(problem, steps=150, restarts=2, repair=False, legalise=False)
     elapsed = time.perf_counter() - start
     per_step = elapsed / 150 * 1e3
     print(
@@ -226,6 +297,16 @@ def test_bad_input_is_named():
         optimize(problem, lr=0.0)
     with pytest.raises(ValueError, match="seed"):
         optimize(problem, seed=-1)
+    with pytest.raises(TypeError, match="legalise"):
+        optimize(problem, legalise="yes")
+    with pytest.raises(ValueError, match="legalise_steps"):
+        optimize(problem, legalise_steps=-1)
+    with pytest.raises(ValueError, match="legal_boost"):
+        optimize(problem, legal_boost=0.5)
+    with pytest.raises(TypeError, match="legal_moves"):
+        optimize(problem, legal_moves=1)
+    with pytest.raises(ValueError, match="margin"):
+        optimize(problem, margin=-0.01)
     with pytest.raises(TypeError, match="problem"):
         optimize([_hand_built()])
     with pytest.raises(ValueError, match="steps"):
