@@ -34,7 +34,7 @@ this grid shares).
 
 **Model.** :data:`ATISS_CONFIG`: width 64, 2 blocks, 4 heads, MLP ratio 3, learned absolute positions (the
 room prefix has a fixed length, so a position names its field), context 128 (at most :data:`MAX_OBJECTS` =
-19 objects), tied embeddings: 109,632 parameters (the issue's ~110k). Training (:func:`train_atiss`):
+19 objects), tied embeddings: 109,632 parameters (about 110 thousand). Training (:func:`train_atiss`):
 next-token cross-entropy on the object tokens, AdamW with warm-up and cosine decay
 (:func:`neurips26.train.fit`), batches of 32 layouts drawn by a seeded epoch permutation; the validation
 NLL (nats per object token) is measured on held-out corpus layouts, each in one fixed seeded order.
