@@ -65,7 +65,7 @@ from neurips26.iohp.geometry import front, overlap_area, side, wrap_angle
 from neurips26.iohp.initial import propose_initial
 from neurips26.iohp.layout import ROOM_TYPES, Layout
 from neurips26.iohp.metrics import accessible_proxies, proxy_conflicts
-from neurips26.iohp.proxy import Proxy, attach, default_proxies
+from neurips26.iohp.proxy import Proxy, allowed_matrix, attach, default_proxies
 from neurips26.iohp.rooms import sample_room
 from neurips26.seeding import sub_seed
 from neurips26.validation import check_float, check_int, check_seed
@@ -157,20 +157,6 @@ class CorpusStatistics:
 # ----------------------------------------------------------------------------------------------------------
 # Geometry helpers (axis-aligned or not: exact overlap areas)
 # ----------------------------------------------------------------------------------------------------------
-
-
-def allowed_matrix(layout: Layout, proxies: Sequence[Proxy]) -> np.ndarray:
-    """(k, n) bool: the pieces each proxy may overlap (its owner, its ``allowed`` indices and categories)."""
-    cats = layout.categories
-    out = np.zeros((len(proxies), layout.n), dtype=bool)
-    for k, p in enumerate(proxies):
-        out[k, p.owner] = True
-        for a in p.allowed:
-            if isinstance(a, str):
-                out[k] |= np.array([c == a for c in cats], dtype=bool)
-            elif a < layout.n:
-                out[k, a] = True
-    return out
 
 
 class _Scene:
@@ -411,7 +397,7 @@ def add_flaws(clean: Layout, seed: int, *, flaw_rate: float = FLAW_RATE) -> tupl
         return clean, ()
     rects = attach(proxies, clean.poses(), clean.sizes())
     owner = np.array([p.owner for p in proxies], dtype=np.int64)
-    allowed = allowed_matrix(clean, proxies)
+    allowed = allowed_matrix(proxies, clean.categories)
     free = ~proxy_conflicts(clean, rects, owner, allowed=allowed)
     scene = _Scene(clean)
     cats = clean.categories
@@ -544,7 +530,7 @@ def _blocked(layout: Layout) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
     rects = attach(proxies, layout.poses(), layout.sizes())
     owner = np.array([p.owner for p in proxies], dtype=np.int64)
-    conflict = proxy_conflicts(layout, rects, owner, allowed=allowed_matrix(layout, proxies))
+    conflict = proxy_conflicts(layout, rects, owner, allowed=allowed_matrix(proxies, layout.categories))
     return conflict, ~accessible_proxies(layout, rects)
 
 
@@ -602,7 +588,6 @@ __all__ = [
     "CorpusStatistics",
     "Flaw",
     "add_flaws",
-    "allowed_matrix",
     "build_corpus",
     "corpus_layout",
     "corpus_statistics",

@@ -105,7 +105,7 @@ from neurips26.iohp.geometry import side as side_axis
 from neurips26.iohp.initial import FACING_TOL_DEG, WALL_TOL
 from neurips26.iohp.layout import RELATION_KINDS, Layout, Relation, Room
 from neurips26.iohp.objective import TUCK_GAP
-from neurips26.iohp.proxy import FUNCTION_KINDS, SIDES, Proxy, attach, default_proxies
+from neurips26.iohp.proxy import FUNCTION_KINDS, SIDES, Proxy, allowed_matrix, attach, default_proxies
 from neurips26.validation import check_array, check_float
 
 #: Grid cell side (m).
@@ -728,21 +728,6 @@ def _check_records(name: str, value: object, n: int) -> tuple[Proxy, ...]:
     return records
 
 
-def _allowed_rows(records: tuple[Proxy, ...], categories: tuple[str, ...]) -> np.ndarray:
-    """(k, n) bool: what each proxy may overlap, as the objective reads ``allowed`` (owner, indices,
-    categories; indices beyond the layout are ignored)."""
-    rows = np.zeros((len(records), len(categories)), dtype=bool)
-    cats = np.array(categories, dtype=object)
-    for q, p in enumerate(records):
-        rows[q, p.owner] = True
-        for a in p.allowed:
-            if isinstance(a, str):
-                rows[q] |= cats == a
-            elif a < len(categories):
-                rows[q, a] = True
-    return rows
-
-
 def _unusable(layout: Layout, rects: Rects, allowed: np.ndarray, threshold: float) -> np.ndarray:
     """Proxies in conflict (:func:`proxy_conflicts`, ``allowed`` (k, n) holding the owners): (k,) bool.
 
@@ -781,7 +766,7 @@ def functional_satisfaction(
         return Satisfaction(kinds, np.zeros(0, dtype=bool), np.zeros(0, dtype=bool))
     poses, sizes = layout.poses(), layout.sizes()[:, :2]
     rects = attach(records, poses, sizes)
-    allowed = _allowed_rows(records, layout.categories)
+    allowed = allowed_matrix(records, layout.categories)
     usable = ~_unusable(layout, rects, allowed, threshold)
 
     q = np.array([r[0] for r in rows], dtype=np.int64)

@@ -74,7 +74,7 @@ from neurips26.iohp.geometry import (
     side,
 )
 from neurips26.iohp.layout import RELATION_KINDS, RELATION_SIDES, Layout
-from neurips26.iohp.proxy import FUNCTION_KINDS, SIDES, Proxy, ProxyArrays, attach
+from neurips26.iohp.proxy import FUNCTION_KINDS, SIDES, Proxy, ProxyArrays, allowed_matrix, attach
 from neurips26.validation import check_choice, check_float
 
 #: Names of the terms of E, in the order they are summed (:class:`Terms`).
@@ -329,18 +329,6 @@ class Problem:
 _PROXY_FIELDS = ("owner", "side", "offset", "shift", "size")
 
 
-def _allowed_row(proxy: Proxy, categories: Sequence[str]) -> np.ndarray:
-    """(n,) bool: the objects proxy ``proxy`` may overlap (its owner, listed indices, listed categories)."""
-    row = np.zeros(len(categories), dtype=bool)
-    row[proxy.owner] = True
-    for a in proxy.allowed:
-        if isinstance(a, str):
-            row |= np.array([c == a for c in categories], dtype=bool)
-        elif a < len(categories):
-            row[a] = True
-    return row
-
-
 def _room_axis(layout: Layout) -> float:
     """``theta_Omega``: the heading of the outline's first edge modulo 90 degrees, in [0, pi/2)."""
     v = layout.room.vertices()
@@ -435,7 +423,7 @@ def build_problem(
     allowed = np.zeros((len(layouts), k, n), dtype=bool)
     for b, (r, lay) in enumerate(zip(records, layouts, strict=True)):
         for i, p in enumerate(r):
-            allowed[b, i, : lay.n] = _allowed_row(p, lay.categories)
+            allowed[b, i, : lay.n] = allowed_matrix((p,), lay.categories)[0]
 
     # obstacles (walls and notch first, then door swings, as Room.obstacles orders them)
     o_center, obstacle_mask = _pad([o[0] for o in obstacles], m, 0.0, np.float64)
@@ -491,7 +479,7 @@ def build_problem(
                 sides = np.zeros(4, dtype=bool)
                 if rel.kind == "tucked_under":
                     for q in r:
-                        if q.owner == rel.target and _allowed_row(q, lay.categories)[p.owner]:
+                        if q.owner == rel.target and allowed_matrix((q,), lay.categories)[0, p.owner]:
                             sides[SIDES.index(q.side)] = True
                     if not sides.any():
                         sides[0] = True

@@ -553,6 +553,21 @@ def _object_proxies(i: int, f: Furniture, links: _Links) -> list[Proxy]:
     return [_front_body(i, f, "reach_in", BODY[1])]
 
 
+def allowed_matrix(proxies: Sequence[Proxy], categories: Sequence[str]) -> np.ndarray:
+    """(k, n) bool: the objects each proxy may overlap: its owner, the indices and the categories of its
+    ``allowed`` set (indices beyond the ``n = len(categories)`` objects are ignored)."""
+    cats = np.array(list(categories), dtype=object)
+    out = np.zeros((len(proxies), len(cats)), dtype=bool)
+    for k, p in enumerate(proxies):
+        out[k, p.owner] = True
+        for a in p.allowed:
+            if isinstance(a, str):
+                out[k] |= cats == a
+            elif a < len(cats):
+                out[k, a] = True
+    return out
+
+
 def default_proxies(furniture: Layout | Sequence[Furniture], index: int | None = None) -> tuple[Proxy, ...]:
     """The reference proxies (module docstring, [our choice]) of every object, or of object ``index`` only.
 
@@ -1169,6 +1184,7 @@ def infer_proxies(
 
 
 __all__ = [
+    "allowed_matrix",
     "ANTHROPOMETRY",
     "BED_SIDE_LENGTH",
     "BED_STRIP_DEPTH",

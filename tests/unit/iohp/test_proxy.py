@@ -28,6 +28,7 @@ from neurips26.iohp.proxy import (
     FunctionalRelation,
     Proxy,
     ProxyOracle,
+    allowed_matrix,
     attach,
     default_proxies,
     infer_proxies,
@@ -633,3 +634,17 @@ def test_bad_input_raises_named_errors():
         proxy_prompt(layout, [1, 1])
     with pytest.raises(TypeError, match="layout"):
         proxy_prompt(layout.furniture)
+
+
+def test_allowed_matrix_reads_owner_indices_and_categories():
+    cats = ("desk", "chair", "chair", "bed")
+    proxies = (
+        Proxy(owner=0, posture="sit", side="front", offset=0.0, size=(0.6, 0.6, 1.2), allowed=("chair",)),
+        Proxy(owner=3, posture="stand", side="left", offset=0.0, size=(0.6, 0.6, 1.7), allowed=(1, 7)),
+        Proxy(owner=2, posture="stand", side="front", offset=0.0, size=(0.6, 0.6, 1.7)),
+    )
+    want = np.array(
+        [[True, True, True, False], [False, True, False, True], [False, False, True, False]], dtype=bool
+    )
+    np.testing.assert_array_equal(allowed_matrix(proxies, cats), want)  # index 7 is beyond the 4 objects
+    assert allowed_matrix((), cats).shape == (0, 4)
