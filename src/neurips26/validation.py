@@ -122,6 +122,20 @@ def check_tuple(
     return checked
 
 
+def check_instances(name: str, values: object, kind: type[T]) -> tuple[T, ...]:
+    """A sequence (not a single ``kind``, not a str) whose items are all ``kind`` instances, as a tuple.
+
+    ``TypeError`` naming the argument, or the first wrong item as ``name[i]``.
+    """
+    if isinstance(values, kind | str) or not isinstance(values, Sequence):
+        raise TypeError(f"{name} must be a sequence of {kind.__name__}; got {type(values).__name__}")
+    items = tuple(values)
+    for i, v in enumerate(items):
+        if not isinstance(v, kind):
+            raise TypeError(f"{name}[{i}] must be a {kind.__name__}; got {type(v).__name__}")
+    return items
+
+
 def check_int_tuple(
     name: str,
     values: object,

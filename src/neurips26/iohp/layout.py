@@ -39,7 +39,7 @@ from typing import Self
 import numpy as np
 
 from neurips26.iohp.geometry import corners, front
-from neurips26.validation import check_array, check_choice, check_float, check_int
+from neurips26.validation import check_array, check_choice, check_float, check_instances, check_int
 
 #: The room types of the chapter.
 ROOM_TYPES: tuple[str, ...] = ("bedroom", "living", "dining", "office")
@@ -248,15 +248,9 @@ class Room:
         self._check_outline()
         if self.notch is not None:
             object.__setattr__(self, "notch", self._checked_notch(self.notch))
-        for name in ("doors", "windows"):
-            kind = Door if name == "doors" else Window
-            items = getattr(self, name)
-            if isinstance(items, _WallOpening) or not hasattr(items, "__len__"):
-                raise TypeError(f"{name} must be a sequence of {kind.__name__}")
-            items = tuple(items)
+        for name, kind in (("doors", Door), ("windows", Window)):
+            items = check_instances(name, getattr(self, name), kind)
             for i, item in enumerate(items):
-                if not isinstance(item, kind):
-                    raise TypeError(f"{name}[{i}] must be a {kind.__name__}; got {type(item).__name__}")
                 self._check_opening(f"{name}[{i}]", item)
             object.__setattr__(self, name, items)
 
@@ -498,14 +492,7 @@ class Layout:
         if not isinstance(self.room, Room):
             raise TypeError(f"room must be a Room; got {type(self.room).__name__}")
         for name, kind in (("furniture", Furniture), ("relations", Relation)):
-            items = getattr(self, name)
-            if isinstance(items, kind) or not hasattr(items, "__len__"):
-                raise TypeError(f"{name} must be a sequence of {kind.__name__}")
-            items = tuple(items)
-            for i, item in enumerate(items):
-                if not isinstance(item, kind):
-                    raise TypeError(f"{name}[{i}] must be a {kind.__name__}; got {type(item).__name__}")
-            object.__setattr__(self, name, items)
+            object.__setattr__(self, name, check_instances(name, getattr(self, name), kind))
         n = len(self.furniture)
         for i, rel in enumerate(self.relations):
             if max(rel.objects) >= n:

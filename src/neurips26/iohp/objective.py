@@ -75,7 +75,7 @@ from neurips26.iohp.geometry import (
 )
 from neurips26.iohp.layout import RELATION_KINDS, RELATION_SIDES, Layout
 from neurips26.iohp.proxy import FUNCTION_KINDS, SIDES, Proxy, ProxyArrays, allowed_matrix, attach
-from neurips26.validation import check_choice, check_float
+from neurips26.validation import check_choice, check_float, check_instances
 
 #: Names of the terms of E, in the order they are summed (:class:`Terms`).
 TERM_NAMES: tuple[str, ...] = (
@@ -362,12 +362,9 @@ def build_problem(
     or ``None`` for none at all (the LayoutVLM-style problem). ``dtype``: float32 (default) or float64;
     ``device``: where the tensors go (default CPU).
     """
-    if isinstance(layouts, Layout) or not isinstance(layouts, Sequence) or not layouts:
+    layouts = check_instances("layouts", layouts, Layout)
+    if not layouts:
         raise TypeError("layouts must be a non-empty sequence of Layout")
-    layouts = tuple(layouts)
-    for b, lay in enumerate(layouts):
-        if not isinstance(lay, Layout):
-            raise TypeError(f"layouts[{b}] must be a Layout; got {type(lay).__name__}")
     if dtype not in (torch.float32, torch.float64):
         raise TypeError(f"dtype must be torch.float32 or torch.float64; got {dtype}")
     device = torch.device("cpu") if device is None else torch.device(device)

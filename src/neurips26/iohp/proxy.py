@@ -59,7 +59,7 @@ from neurips26.iohp.rooms import CATEGORIES
 from neurips26.llm import ChatModel, Message, Scripted
 from neurips26.llm.protocol import excerpt
 from neurips26.seeding import sub_seed
-from neurips26.validation import check_choice, check_float, check_int, check_seed
+from neurips26.validation import check_choice, check_float, check_instances, check_int, check_seed
 
 #: Where the person is: standing, seated, lying, reaching into storage, passing through.
 POSTURES: tuple[str, ...] = ("stand", "sit", "lie", "reach_in", "walk_through")
@@ -313,7 +313,7 @@ class ProxyArrays:
 
 def proxy_arrays(proxies: Sequence[Proxy]) -> ProxyArrays:
     """The arrays of ``proxies`` (a sequence of :class:`Proxy`), each of batch shape ``(k,)``."""
-    proxies = _proxy_tuple(proxies)
+    proxies = check_instances("proxies", proxies, Proxy)
     return ProxyArrays(
         owner=np.array([p.owner for p in proxies], dtype=np.int64),
         side=np.array([SIDES.index(p.side) for p in proxies], dtype=np.int64),
@@ -430,23 +430,7 @@ def _as_tensor(name: str, value: object, dtype: torch.dtype, device: torch.devic
 def _furniture_tuple(furniture: object, name: str = "furniture") -> tuple[Furniture, ...]:
     if isinstance(furniture, Layout):
         return furniture.furniture
-    if isinstance(furniture, Furniture) or not isinstance(furniture, Sequence):
-        raise TypeError(f"{name} must be a Layout or a sequence of Furniture; got {type(furniture).__name__}")
-    items = tuple(furniture)
-    for i, f in enumerate(items):
-        if not isinstance(f, Furniture):
-            raise TypeError(f"{name}[{i}] must be a Furniture; got {type(f).__name__}")
-    return items
-
-
-def _proxy_tuple(proxies: object) -> tuple[Proxy, ...]:
-    if isinstance(proxies, Proxy) or not isinstance(proxies, Sequence):
-        raise TypeError(f"proxies must be a sequence of Proxy; got {type(proxies).__name__}")
-    items = tuple(proxies)
-    for i, p in enumerate(items):
-        if not isinstance(p, Proxy):
-            raise TypeError(f"proxies[{i}] must be a Proxy; got {type(p).__name__}")
-    return items
+    return check_instances(name, furniture, Furniture)
 
 
 @dataclass(frozen=True)
@@ -673,7 +657,7 @@ def to_answers(
 ) -> list[dict[str, Any]]:
     """``proxies`` as JSON-able answers (:data:`PROXY_SCHEMA`), one per object of ``objects`` (default: all),
     in that order; an object without proxies gets an empty list. Indices become the prompt's names."""
-    proxies = _proxy_tuple(proxies)
+    proxies = check_instances("proxies", proxies, Proxy)
     names = object_names(furniture)
     wanted = range(len(names)) if objects is None else _check_objects(objects, len(names))
     for p in proxies:

@@ -105,3 +105,16 @@ def test_check_tuple_custom_item_and_length():
         check_tuple("sizes", (2,), even, min_len=2)
     with pytest.raises(ValueError, match=r"sizes\[1\] must be even"):
         check_tuple("sizes", (2, 3), even)
+
+
+def test_check_instances_returns_a_tuple_and_names_the_argument_or_item():
+    from neurips26.validation import check_instances
+
+    assert check_instances("xs", [1, 2], int) == (1, 2)
+    assert check_instances("xs", (), int) == ()
+    with pytest.raises(TypeError, match="xs must be a sequence of int"):
+        check_instances("xs", 3, int)
+    with pytest.raises(TypeError, match="xs must be a sequence of str"):
+        check_instances("xs", "abc", str)
+    with pytest.raises(TypeError, match=r"xs\[1\] must be a int"):
+        check_instances("xs", [1, "2"], int)
