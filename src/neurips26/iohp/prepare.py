@@ -1,0 +1,228 @@
+"""The chapter's one trained model, the ATISS-style layout decoder, as a float16 checkpoint (chapter 18).
+
+``python -m neurips26.iohp.prepare --scale default`` builds the 2,000-layout corpus
+(:func:`~neurips26.iohp.corpus.build_corpus`), trains :func:`~neurips26.iohp.baselines.atiss.train_atiss` on
+its training split for 1,500 updates and writes ``atiss.pt`` and ``atiss.json`` into
+``src/neurips26/iohp/checkpoints/`` (package data); ``--scale smoke`` writes a 40-layout, 20-update version
+into the user cache. The sidecar records the validation NLL on the first :data:`CHECK_LAYOUTS` held-out
+corpus layouts (the freshness metric, re-measured at every load: a forward pass, so another CPU moves it
+only in the low bits), the NLL on the whole validation split, the loss curve, and how well unconstrained
+samples reproduce the corpus's category counts per room type (Pearson r over one sample per held-out room;
+sampled tokens may flip on another CPU, so it is recorded, not re-checked).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import ClassVar
+
+import torch
+
+import neurips26
+from neurips26.cache import cached
+from neurips26.checkpoint_files import (
+    FORMAT,
+    ModelRow,
+    Registry,
+    Sidecar,
+    config_hash,
+    half_state,
+    load_half_state,
+    prepare_main,
+    source_fingerprint,
+    weights_hash,
+)
+from neurips26.iohp.baselines.atiss import (
+    ATISS_CONFIG,
+    atiss_model,
+    category_count_correlation,
+    train_atiss,
+    validation_nll,
+)
+from neurips26.iohp.corpus import CORPUS_SEED, FLAW_RATE, build_corpus, corpus_layout, split_corpus
+from neurips26.nn import Decoder
+from neurips26.scales import pick
+
+PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
+NAME = "atiss"
+SOURCE_FILES = tuple(
+    ("neurips26.iohp", f)
+    for f in ("rooms.py", "layout.py", "initial.py", "proxy.py", "corpus.py", "baselines/atiss.py")
+)
+CHECK_LAYOUTS = 64
+"""Held-out corpus layouts whose NLL is the checkpoint's freshness metric."""
+METRIC_ATOL = 0.01
+"""Nats per token: another CPU's kernels move a float16 model's NLL by far less."""
+CURVE_EVERY = 10
+SEED = 0
+VALIDATION = 0.1
+
+
+@dataclass(frozen=True)
+class AtissPlan:
+    """What trains the decoder at one scale: corpus size, updates, batch, learning rate, evaluation period."""
+
+    corpus: int = 2000
+    steps: int = 1500
+    batch: int = 32
+    lr: float = 3e-3
+    eval_every: int = 100
+
+
+def plan_for(scale: str) -> AtissPlan:
+    """The training plan at ``scale`` (smoke: 40 layouts, 20 updates)."""
+    return pick(scale, smoke=AtissPlan(corpus=40, steps=20, batch=8, eval_every=10), default=AtissPlan())
+
+
+def expected_hash(name: str, scale: str) -> str:
+    return config_hash(
+        {
+            "plan": plan_for(scale),
+            "config": ATISS_CONFIG,
+            "corpus_seed": CORPUS_SEED,
+            "flaw_rate": FLAW_RATE,
+            "seed": SEED,
+            "validation": VALIDATION,
+            "format": FORMAT,
+        }
+    )
+
+
+@dataclass(frozen=True)
+class AtissMeta(Sidecar):
+    """The sidecar: name, config_hash, source, metrics (the checked NLL), the full validation NLL, the
+    category-count correlation, the loss curve, weights_hash, version, torch, train_seconds, format."""
+
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "config_hash", "source")
+    JSON_FIELDS: ClassVar[tuple[str, ...]] = ("metrics", "curve", "recorded")
+
+    name: str
+    config_hash: str
+    source: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    recorded: dict[str, float] = field(default_factory=dict)
+    curve: dict[str, list[float]] = field(default_factory=dict)
+    weights_hash: str = ""
+    version: str = ""
+    torch: str = ""
+    train_seconds: float = 0.0
+    format: int = FORMAT
+
+
+def validation_indices(scale: str) -> tuple[int, ...]:
+    """The corpus indices held out from training at ``scale`` (the split :func:`train_atiss` uses)."""
+    n = plan_for(scale).corpus
+    return split_corpus(range(n), validation=VALIDATION, seed=SEED)[1]
+
+
+def check_layouts(scale: str) -> tuple:
+    """The held-out corpus layouts whose NLL is re-measured at every load (built one by one, no corpus)."""
+    return tuple(corpus_layout(i) for i in validation_indices(scale)[:CHECK_LAYOUTS])
+
+
+def measure(name: str, scale: str, model: Decoder) -> dict[str, float]:
+    """The validation NLL (nats per object token) on :func:`check_layouts`."""
+    return {"val_nll": round(validation_nll(model, check_layouts(scale), seed=SEED), 6)}
+
+
+def build(name: str, scale: str, meta: AtissMeta, state: dict[str, torch.Tensor]) -> Decoder:
+    model = load_half_state(name, atiss_model(ATISS_CONFIG), state)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], AtissMeta]:
+    p = plan_for(scale)
+
+    def compute() -> tuple[dict[str, torch.Tensor], AtissMeta]:
+        start = time.perf_counter()
+        corpus = build_corpus(p.corpus, verbose=verbose)
+        result = train_atiss(
+            corpus,
+            p.steps,
+            SEED,
+            batch=p.batch,
+            lr=p.lr,
+            validation=VALIDATION,
+            eval_every=p.eval_every,
+            progress=verbose,
+        )
+        seconds = time.perf_counter() - start
+        state = half_state(result.model)
+        meta = AtissMeta(
+            name=name,
+            config_hash=expected_hash(name, scale),
+            source=source_fingerprint(SOURCE_FILES),
+            curve={
+                "loss": [round(x, 4) for x in result.loss[::CURVE_EVERY]],
+                "val_step": [float(s) for s in result.val_step],
+                "val_nll": [round(x, 4) for x in result.val_nll],
+            },
+            weights_hash=weights_hash(state),
+            version=neurips26.__version__,
+            torch=torch.__version__,
+            train_seconds=round(seconds, 1),
+        )
+        model = build(name, scale, meta, state)
+        held_out = [corpus[i] for i in result.validation]
+        counts = category_count_correlation(model, held_out, SEED)
+        recorded = {
+            "val_nll_all": round(validation_nll(model, held_out, seed=SEED), 4),
+            "count_r": round(counts.r, 4),
+            "objects_generated": round(counts.mean_objects[0], 3),
+            "objects_corpus": round(counts.mean_objects[1], 3),
+            "seconds_per_step": round(result.seconds_per_step, 4),
+        }
+        return state, replace(meta, metrics=measure(name, scale, model), recorded=recorded)
+
+    return cached(
+        "iohp-atiss", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose
+    )
+
+
+REGISTRY = Registry(
+    chapter="iohp",
+    package_dir=PACKAGE_DIR,
+    names=(NAME,),
+    meta_class=AtissMeta,
+    expected_hash=expected_hash,
+    build=build,
+    measure=measure,
+    train=_train,
+    source_files=lambda name: SOURCE_FILES,
+    atol=METRIC_ATOL,
+)
+
+
+def pretrained(scale: str = "default", *, verbose: bool = True) -> tuple[Decoder, AtissMeta]:
+    """The frozen ATISS-style decoder: the fresh checkpoint, else trained exactly as ``prepare`` would."""
+    return REGISTRY.pretrained(NAME, scale, verbose=verbose)
+
+
+def prepare(
+    scale: str = "default", *, only: list[str] | None = None, out: str | None = None
+) -> list[AtissMeta]:
+    """Train and write the decoder's checkpoint at ``scale`` into ``out``."""
+    folder = Path(out) if out else REGISTRY.checkpoint_dir(scale)
+    return REGISTRY.write(REGISTRY.chosen(only), scale, folder, lambda n: _train(n, scale))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return prepare_main(
+        argv,
+        prog="python -m neurips26.iohp.prepare",
+        description="Train chapter 18's ATISS-style decoder on the procedural corpus; write its checkpoint.",
+        models=(
+            ModelRow(NAME, "2 x 64 decoder over room and object tokens, 1,500 updates on 1,800 layouts"),
+        ),
+        prepare=prepare,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
