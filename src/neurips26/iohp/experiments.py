@@ -137,10 +137,10 @@ class ScenePlan:
 
 
 def plan_for(scale: str = "default") -> ScenePlan:
-    """Default: 48 scenes, 150 + 50 Adam steps, 2 restarts; smoke: one medium scene a type, 60 + 20 steps."""
+    """Default: 48 scenes, 150 + 50 Adam steps, 2 restarts; smoke: one medium scene a type, 30 + 10 steps."""
     return pick(
         scale,
-        smoke=ScenePlan(seeds=(0,), densities=("medium",), steps=60, repair_steps=20, restarts=1, corpus=40),
+        smoke=ScenePlan(seeds=(0,), densities=("medium",), steps=30, repair_steps=10, restarts=1, corpus=40),
         default=ScenePlan(),
     )
 
