@@ -1,0 +1,1 @@
+"""Tests of chapter 19 (SpecBridge)."""
