@@ -42,3 +42,11 @@ def test_conjuncts_and_conjoin_invert():
     assert conjuncts(Binary("∧", Binary("∧", Var("p"), Var("q")), Var("r"))) == parts
     assert conjoin(()) == TRUE and conjuncts(TRUE) == ()
     assert conjuncts(FALSE) == (FALSE,)
+
+
+def test_literals_of_different_kinds_differ():
+    assert Lit(True) != Lit(1) and Lit(False) != Lit(0)
+    assert hash(Lit(True)) != hash(Lit(1)) or Lit(True) != Lit(1)
+    assert Lit(3) == Lit(3) and Lit("a") != Lit(1)
+    with pytest.raises(TypeError, match="value"):
+        Lit(1.5)

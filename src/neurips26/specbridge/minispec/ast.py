@@ -19,7 +19,7 @@ A spec (:class:`Spec`) is VERINA's pair ``f_precond (x₁ : τ₁) … : Prop :=
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # ----------------------------------------------------------------------------------------------------------
 # Types
@@ -124,6 +124,19 @@ class Lit(Expr):
 
     value: int | bool | str
     ty: Ty | None = None
+    kind: str = field(init=False, repr=False, default="")
+
+    def __post_init__(self) -> None:
+        # Python has True == 1: the kind keeps Lit(True) and Lit(1) apart in == and hash.
+        if isinstance(self.value, bool):
+            kind = "bool"
+        elif isinstance(self.value, int):
+            kind = "int"
+        elif isinstance(self.value, str):
+            kind = "str"
+        else:
+            raise TypeError(f"value must be an int, bool or str; got {type(self.value).__name__}")
+        object.__setattr__(self, "kind", kind)
 
 
 @dataclass(frozen=True)

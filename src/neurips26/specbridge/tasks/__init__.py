@@ -1,0 +1,1 @@
+"""MiniVerina task data written by hand (see ``neurips26.specbridge.benchmark``)."""
