@@ -1,0 +1,1105 @@
+"""The five specification-synthesis methods of the comparison, each as a real prompt and an offline policy.
+
+Every method is a prompt one would send a language model (system and user message) plus an offline
+:class:`~neurips26.llm.Scripted` policy that reads *only those messages* (never a task object, never the
+reference specification) and answers with text. The methods differ in what the prompt shows and in the
+procedure the policy follows, never in a tuned error rate; all policies read prose with the same functions
+(:mod:`neurips26.specbridge.reading`):
+
+* ``direct``: the description and signature only; the policy writes the single best-matching idiom of a
+  six-pattern lexicon (max, min, count, all, exists, sorted) with ``P = True``.
+* ``few_shot``: plus the two pool exemplars most similar by TF-IDF cosine of the descriptions (nearest
+  first); the policy copies the nearest exemplar's spec, renames its parameters by role and swaps the
+  exemplar's element predicate for the one the new description states (on syntax trees), keeping the
+  exemplar's precondition.
+* ``few_shot_cot``: the same exemplars; the policy aligns every sentence of the description with the most
+  similar sentence of either exemplar (word overlap), takes the conjuncts the exemplars' specs attach to
+  those sentences (a conjunct belongs to the exemplar sentence sharing most words with its verbalisation)
+  and so can combine idioms of two exemplars; its reasoning is printed before the spec.
+* ``nlfp``: a Natural-Language Formalization Plan from the fixed seed lexicon: one clause per sentence
+  fragment whose cues match a seed pattern (slots from the reading functions), precondition patterns only
+  in fragments that read like preconditions, then the plan decoded with the seed templates.
+* ``specbridge``: as ``nlfp``, but the prompt lists the top-5 patterns retrieved from the *mined* library as
+  formalization hints (name, cues, clause template, spec template), and a fragment uses the hint whose
+  cues match it best (hints win ties over the built-in lexicon), so mined composite idioms become usable.
+* ``no_round_trip`` (ablation) and ``random_hints`` (control) run the SpecBridge policy with hints from the
+  library mined without round-trip verification, or drawn at random from the mined library.
+
+Choices worth knowing: a plan method's reply holds the plan *and* the decoded spec (a `````lean`` block);
+:func:`generate` takes the spec from the reply and decodes the plan itself only when the block is missing.
+For a ``Bool`` result the planners wrap the planned propositions in one ``bool_iff`` clause
+(``result = true ↔ …``): the wrapper is chosen from the return type, not from cues. Of several patterns cued
+by one fragment the planners take the best-scoring one that can be filled and type-checks (ties: hints
+first, then the longer spec template); a fragment that cues a pattern already planned adds nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from neurips26.llm import ChatModel, Message, Scripted
+from neurips26.specbridge.benchmark import Task
+from neurips26.specbridge.minispec.ast import (
+    LENGTH,
+    PROP,
+    RESULT,
+    SIZE,
+    TRUE,
+    Binary,
+    Call,
+    Expr,
+    FilterLength,
+    Lit,
+    Quant,
+    Signature,
+    Spec,
+    Var,
+    conjoin,
+    conjuncts,
+)
+from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_signature, parse_spec
+from neurips26.specbridge.minispec.printer import print_expr, print_spec
+from neurips26.specbridge.minispec.typecheck import SpecTypeError, elaborate
+from neurips26.specbridge.nlfp import (
+    NLFP,
+    Choices,
+    Clause,
+    EdgeCase,
+    InputNote,
+    OutputNote,
+    PlanDecodeError,
+    PlanFormatError,
+    decode,
+    from_markdown,
+    to_markdown,
+)
+from neurips26.specbridge.patterns import SEED_LIBRARY, Library, Pattern, fill_clause, instantiate
+from neurips26.specbridge.reading import (
+    cue_patterns,
+    edge_case_phrases,
+    element_map,
+    element_predicate,
+    list_view,
+    roles,
+    sentences,
+    witness_predicate,
+)
+from neurips26.validation import check_choice, check_int, check_seed
+
+METHODS: tuple[str, ...] = ("direct", "few_shot", "few_shot_cot", "nlfp", "specbridge")
+"""The compared methods, weakest information first."""
+VARIANTS: tuple[str, ...] = ("no_round_trip", "random_hints")
+"""SpecBridge with the library mined without round trip (ablation) and with random hints (control)."""
+ALL_METHODS: tuple[str, ...] = METHODS + VARIANTS
+PLAN_METHODS: tuple[str, ...] = ("nlfp", "specbridge") + VARIANTS
+HINT_METHODS: tuple[str, ...] = ("specbridge",) + VARIANTS
+EXEMPLAR_METHODS: tuple[str, ...] = ("few_shot", "few_shot_cot")
+N_EXEMPLARS = 2
+N_HINTS = 5
+DIRECT_LEXICON: tuple[str, ...] = (
+    "max_characterisation",
+    "min_characterisation",
+    "count_matches",
+    "all_satisfy",
+    "exists_satisfy",
+    "sortedness",
+)
+"""The six seed patterns the direct policy knows."""
+MAX_TOKENS = 4096
+
+# ----------------------------------------------------------------------------------------------------------
+# Records
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """What a method may see of a task: the prose ``description`` and the Lean ``signature`` text."""
+
+    description: str
+    signature: str
+
+    def __post_init__(self) -> None:
+        for name in ("description", "signature"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip():
+                raise TypeError(f"{name} must be non-empty text; got {value!r}")
+        object.__setattr__(self, "description", " ".join(self.description.split()))
+        object.__setattr__(self, "signature", " ".join(self.signature.split()))
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """A solved pool task as shown in a prompt: description, signature and spec text."""
+
+    description: str
+    signature: str
+    spec: str
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a prompt may show besides the task: pool ``exemplars`` and formalization ``hints``."""
+
+    exemplars: tuple[Exemplar, ...] = ()
+    hints: tuple[Pattern, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name, kind in (("exemplars", Exemplar), ("hints", Pattern)):
+            items = getattr(self, name)
+            if not isinstance(items, tuple) or not all(isinstance(x, kind) for x in items):
+                raise TypeError(f"{name} must be a tuple of {kind.__name__}")
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One method's answer for one task: the ``messages`` sent, the ``reply`` text, the ``spec_text``
+    extracted from it, the plan (``plan_text``, plan methods only) and an ``error`` note (None if none)."""
+
+    method: str
+    task_id: str
+    messages: tuple[Message, ...]
+    reply: str
+    spec_text: str
+    plan_text: str | None
+    error: str | None
+
+
+def check_method(method: object) -> str:
+    """``method`` if it names one of :data:`ALL_METHODS` (``ValueError`` naming ``method`` otherwise)."""
+    return check_choice("method", method, ALL_METHODS)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Context: exemplars and hints
+# ----------------------------------------------------------------------------------------------------------
+
+
+def select_exemplars(pool: Sequence[Task], description: str, k: int = N_EXEMPLARS) -> tuple[Task, ...]:
+    """The ``k`` pool tasks whose descriptions are most similar to ``description`` by TF-IDF cosine (fitted
+    on the pool's descriptions), most similar first, ties by pool order."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    pool = _check_pool(pool)
+    k = check_int("k", k, minimum=0)
+    if not isinstance(description, str):
+        raise TypeError(f"description must be a str; got {type(description).__name__}")
+    if not pool or k == 0:
+        return ()
+    vec = TfidfVectorizer(lowercase=True, token_pattern=r"(?u)\b\w+\b")
+    docs = vec.fit_transform([t.description for t in pool])
+    q = vec.transform([description])
+    scores = (docs @ q.T).toarray().ravel()
+    order = sorted(range(len(pool)), key=lambda i: (-round(float(scores[i]), 9), i))
+    return tuple(pool[i] for i in order[:k])
+
+
+def _check_pool(pool: object) -> tuple[Task, ...]:
+    if isinstance(pool, str | bytes) or not isinstance(pool, Sequence):
+        raise TypeError(f"pool must be a sequence of Task; got {type(pool).__name__}")
+    for t in pool:
+        if not isinstance(t, Task):
+            raise TypeError(f"pool must hold Task; got {type(t).__name__}")
+    return tuple(pool)
+
+
+_MINED: dict[tuple[tuple[str, ...], bool], Library] = {}
+
+
+def _mined_library(pool: tuple[Task, ...], verify: bool) -> Library:
+    key = (tuple(t.id for t in pool), verify)
+    if key not in _MINED:
+        from neurips26.specbridge import mining
+
+        _MINED[key] = mining.mine(pool, verify=verify).library
+    return _MINED[key]
+
+
+Retrieve = Callable[..., Sequence[tuple[Pattern, float]]]
+
+
+def build_context(
+    method: str,
+    view: TaskView,
+    *,
+    pool: Sequence[Task],
+    library: Library | None = None,
+    retrieve: Retrieve | None = None,
+    seed: int = 0,
+) -> Context:
+    """The context ``method`` may show for ``view``: the top exemplars of ``pool`` for the few-shot methods,
+    the hints for the SpecBridge variants (``retrieve(library, description, signature, k=5)``; default
+    ``mining.retrieve``, or ``mining.random_hints`` for ``random_hints``; ``library`` default: mined from
+    ``pool``, with round trip except for ``no_round_trip``), nothing for ``direct`` and ``nlfp``."""
+    method = check_method(method)
+    if not isinstance(view, TaskView):
+        raise TypeError(f"view must be a TaskView; got {type(view).__name__}")
+    pool = _check_pool(pool)
+    seed = check_seed("seed", seed)
+    if library is not None and not isinstance(library, Library):
+        raise TypeError(f"library must be a Library or None; got {type(library).__name__}")
+    if retrieve is not None and not callable(retrieve):
+        raise TypeError("retrieve must be callable (library, description, signature, k) or None")
+    if method in EXEMPLAR_METHODS:
+        exs = select_exemplars(pool, view.description, N_EXEMPLARS)
+        return Context(exemplars=tuple(Exemplar(t.description, t.signature, t.spec) for t in exs))
+    if method not in HINT_METHODS:
+        return Context()
+    if library is None:
+        library = _mined_library(pool, verify=method != "no_round_trip")
+    sig = parse_signature(view.signature)
+    if retrieve is None:
+        from neurips26.specbridge import mining
+
+        if method == "random_hints":
+            hits = mining.random_hints(library, sig, N_HINTS, seed)
+        else:
+            hits = mining.retrieve(library, view.description, sig, k=N_HINTS)
+    else:
+        hits = retrieve(library, view.description, sig, k=N_HINTS)
+    hints = tuple(h[0] if isinstance(h, tuple) else h for h in hits)[:N_HINTS]
+    return Context(hints=hints)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Prompts
+# ----------------------------------------------------------------------------------------------------------
+
+_LAYOUT = (
+    "Answer with the specification in a ```lean code block, in the VERINA layout:\n"
+    "def f_precond (x : τ) … : Prop := P\n"
+    "def f_postcond (x : τ) … (result : τ) (h_precond : f_precond x …) : Prop := Q\n"
+    "Use the function name and parameters of the given signature. Prefer bounded quantifiers "
+    "(∀ i, i < a.size → …) and a relational description of the result."
+)
+
+_SYSTEM = {
+    "direct": "You write formal specifications in Lean 4 from natural-language requirements.\n" + _LAYOUT,
+    "few_shot": "You write formal specifications in Lean 4 from natural-language requirements. Solved "
+    "examples follow, the most similar first.\n" + _LAYOUT,
+    "few_shot_cot": "You write formal specifications in Lean 4 from natural-language requirements. Solved "
+    "examples follow, the most similar first. First reason step by step: match each sentence of the "
+    "requirement with the parts of the examples' specifications that formalize similar sentences; then "
+    "write the specification.\n" + _LAYOUT,
+    "nlfp": "You write formal specifications in Lean 4 through a Natural-Language Formalization Plan. First "
+    "write the plan in Markdown with the sections Intent, Inputs, Output, Assumptions (A1, A2, …: the "
+    "precondition clauses), Guarantees (G1, G2, …: the postcondition clauses), Edge cases, Choices and "
+    "Unspecified; every clause names its pattern and carries its formula as a hint. Then decode the plan: "
+    "P is the conjunction of the assumptions, Q that of the guarantees.\n" + _LAYOUT,
+}
+_SYSTEM["specbridge"] = (
+    _SYSTEM["nlfp"].replace(_LAYOUT, "")
+    + "Formalization hints mined from trusted specifications are listed: use a hint's clause template and "
+    "spec template where its cues match the requirement.\n" + _LAYOUT
+)
+_SYSTEM["no_round_trip"] = _SYSTEM["specbridge"]
+_SYSTEM["random_hints"] = _SYSTEM["specbridge"]
+
+
+def render_hint(index: int, pattern: Pattern) -> str:
+    """A formalization hint as prompt text: name, cues, clause template and spec template."""
+    if not isinstance(pattern, Pattern):
+        raise TypeError(f"pattern must be a Pattern; got {type(pattern).__name__}")
+    return (
+        f"### Hint {index}: {pattern.name}\n"
+        f"- cues: {' | '.join(pattern.cues)}\n"
+        f"- clause template: {pattern.clause_template}\n"
+        f"- spec template: {pattern.spec_template}"
+    )
+
+
+def prompt(method: str, view: TaskView | tuple[str, str], context: Context | None = None) -> list[Message]:
+    """The messages ``method`` sends for the task ``view`` ((description, signature text)) with what
+    ``context`` may show: exemplars (few-shot methods) and hints (SpecBridge variants)."""
+    method = check_method(method)
+    if isinstance(view, tuple) and len(view) == 2:
+        view = TaskView(*view)
+    if not isinstance(view, TaskView):
+        raise TypeError(f"view must be a TaskView or (description, signature); got {type(view).__name__}")
+    context = Context() if context is None else context
+    if not isinstance(context, Context):
+        raise TypeError(f"context must be a Context; got {type(context).__name__}")
+    parts = [
+        "Write the precondition and postcondition of the following task.",
+        "",
+        "## Task",
+        "",
+        f"Description: {view.description}",
+        f"Signature: `{view.signature}`",
+    ]
+    if method in EXEMPLAR_METHODS:
+        for i, ex in enumerate(context.exemplars, start=1):
+            parts += [
+                "",
+                f"## Example {i}",
+                "",
+                f"Description: {' '.join(ex.description.split())}",
+                f"Signature: `{ex.signature}`",
+                "Specification:",
+                "```lean",
+                ex.spec.strip(),
+                "```",
+            ]
+    if method in HINT_METHODS:
+        parts += ["", "## Formalization hints", ""]
+        parts += [render_hint(i, p) + "\n" for i, p in enumerate(context.hints, start=1)] or ["(none)"]
+    if method in PLAN_METHODS:
+        parts += ["", f"Seed patterns you may name: {', '.join(SEED_LIBRARY.names)}."]
+    return [Message.system(_SYSTEM[method]), Message.user("\n".join(parts).rstrip() + "\n")]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Reading a prompt (what the policies see)
+# ----------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Read:
+    description: str
+    signature: Signature
+    exemplars: tuple[Exemplar, ...]
+    hints: tuple[Pattern, ...]
+
+
+def _always(_: Signature) -> bool:
+    return True
+
+
+def _read_prompt(messages: Sequence[Message]) -> _Read:
+    users = [m for m in messages if m.role == "user"]
+    if not users:
+        raise ValueError("messages must contain a user message with the task")
+    text = users[-1].content
+    m = re.search(r"## Task\s+Description: ([^\n]*)\nSignature: `([^`]*)`", text)
+    if m is None:
+        raise ValueError("the user message has no '## Task' section with Description and Signature")
+    sig = parse_signature(m.group(2))
+    exemplars = []
+    for em in re.finditer(
+        r"## Example \d+\s+Description: ([^\n]*)\nSignature: `([^`]*)`\nSpecification:\n```lean\n(.*?)\n```",
+        text,
+        re.S,
+    ):
+        exemplars.append(Exemplar(em.group(1), em.group(2), em.group(3)))
+    hints = []
+    for hm in re.finditer(
+        r"### Hint \d+: (\S+)\n- cues: (.*)\n- clause template: (.*)\n- spec template: (.*)", text
+    ):
+        cues = tuple(c.strip() for c in hm.group(2).split("|") if c.strip())
+        try:
+            hints.append(Pattern(hm.group(1), cues, hm.group(3).strip(), hm.group(4).strip(), _always))
+        except (TypeError, ValueError):
+            continue
+    return _Read(m.group(1).strip(), sig, tuple(exemplars), tuple(hints))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Filling pattern slots from prose (direct, nlfp, specbridge)
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _slot_roles(pattern: Pattern) -> dict[str, str]:
+    """Each slot's role, read from the spec template text: container, list, number, pred, witness, map or
+    formula."""
+    t = pattern.spec_template
+    out: dict[str, str] = {}
+    for s in pattern.slots:
+        plain = f"⟨{s}⟩"
+        el = re.search(rf"⟨{re.escape(s)} @ (.*?)⟩", t)
+        if el is not None and s in pattern.element_slots and f"⟨{s} @" in t:
+            at = el.group(1)
+            before = t[: el.start()].rstrip()
+            if "[" in at or "⟨" in at:
+                out[s] = "map" if re.search(r"(?:=|[-+*/%])$", before) else "pred"
+            else:
+                out[s] = "witness"
+        elif s in pattern.element_slots:
+            out[s] = "pred"
+        elif re.search(re.escape(plain) + r"(?:\.size|\[|\.toList|\.length)", t) or t.strip().startswith(
+            "List.Perm"
+        ):
+            out[s] = "container"
+        elif re.search(re.escape(plain) + r"\.(?:filter|sum|take|drop|count)", t):
+            out[s] = "list"
+        elif re.search(r"↔\s*" + re.escape(plain) + r"\s*$", t):
+            out[s] = "formula"
+        else:
+            out[s] = "number"
+    return out
+
+
+def _mentions_result_container(t: str) -> bool:
+    return re.search(r"\bresult(?:\.size|\[|\.toList|\.length)", t) is not None
+
+
+def fill_slots(pattern: Pattern, phrase: str, signature: Signature) -> dict[str, str] | None:
+    """Slot values for ``pattern`` read from ``phrase`` and the parameter roles of ``signature``, or None
+    when a slot cannot be filled."""
+    if not isinstance(pattern, Pattern):
+        raise TypeError(f"pattern must be a Pattern; got {type(pattern).__name__}")
+    r = roles(signature)
+    kinds = _slot_roles(pattern)
+    cands = list(r.containers)
+    if (signature.ret.is_container or signature.ret.name == "String") and not _mentions_result_container(
+        pattern.spec_template
+    ):
+        cands.insert(0, RESULT)
+    numbers = list(r.nats) + [n for n in r.numbers if n not in r.nats]
+    out: dict[str, str] = {}
+    ci = ni = 0
+    for s in pattern.slots:
+        kind = kinds[s]
+        if kind in ("container", "list"):
+            if ci >= len(cands):
+                return None
+            name = cands[ci]
+            ci += 1
+            out[s] = list_view(signature, name) if kind == "list" else name
+        elif kind == "number":
+            if ni >= len(numbers):
+                return None
+            out[s] = numbers[ni]
+            ni += 1
+        else:
+            value = {
+                "pred": lambda: element_predicate(phrase, signature),
+                "witness": lambda: witness_predicate(phrase, signature),
+                "map": lambda: element_map(phrase),
+                "formula": lambda: None,
+            }[kind]()
+            if value is None:
+                return None
+            out[s] = value
+    return out
+
+
+def _views(e: Expr, signature: Signature) -> Expr:
+    """``e`` with ``.size`` of a List or String parameter read as ``.length``."""
+    seqs = {p.name for p in signature.params if p.ty.name in ("List", "String")}
+    if signature.ret.name in ("List", "String"):
+        seqs.add(RESULT)
+    return _map(e, lambda x: Call(LENGTH, x.args) if _is_size_of(x, seqs) else None)
+
+
+def _is_size_of(x: Expr, names: set[str]) -> bool:
+    return isinstance(x, Call) and x.fn == SIZE and isinstance(x.args[0], Var) and x.args[0].name in names
+
+
+def _map(e: Expr, f: Callable[[Expr], Expr | None]) -> Expr:
+    """Bottom-up rewrite: children first, then ``f`` (None keeps the node)."""
+    changes = {}
+    for fld in dataclasses.fields(e):
+        if not fld.init:
+            continue
+        v = getattr(e, fld.name)
+        if isinstance(v, Expr):
+            changes[fld.name] = _map(v, f)
+        elif isinstance(v, tuple) and v and all(isinstance(a, Expr) for a in v):
+            changes[fld.name] = tuple(_map(a, f) for a in v)
+    new = dataclasses.replace(e, **changes) if changes else e
+    out = f(new)
+    return new if out is None else out
+
+
+def _typechecks(formula: Expr, signature: Signature, with_result: bool) -> bool:
+    env = {p.name: p.ty for p in signature.params}
+    if with_result:
+        env[RESULT] = signature.ret
+    try:
+        elaborate(formula, env, (), PROP)
+    except (SpecTypeError, ValueError, TypeError):
+        return False
+    return True
+
+
+def _formula(
+    pattern: Pattern, phrase: str, signature: Signature, with_result: bool
+) -> tuple[Expr, dict] | None:
+    slots = fill_slots(pattern, phrase, signature)
+    if slots is None:
+        return None
+    try:
+        e = _views(instantiate(pattern, slots), signature)
+    except (ValueError, TypeError):
+        return None
+    if not _typechecks(e, signature, with_result):
+        return None
+    return e, slots
+
+
+def _bool_wrap(parts: list[Expr]) -> Expr:
+    return Binary("↔", Binary("=", Var(RESULT), Lit(True)), conjoin(parts))
+
+
+def _spec_text(signature: Signature, pre: Expr, post: Expr, helpers: tuple = ()) -> str:
+    return print_spec(Spec(signature, pre, post, helpers))
+
+
+def _fence(spec: str) -> str:
+    return f"```lean\n{spec.strip()}\n```\n"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# direct
+# ----------------------------------------------------------------------------------------------------------
+
+_DIRECT = Library(tuple(SEED_LIBRARY.get(n) for n in DIRECT_LEXICON))
+
+
+def _direct(messages: tuple[Message, ...]) -> str:
+    read = _read_prompt(messages)
+    sig = read.signature
+    is_bool = sig.ret.name == "Bool"
+    best: tuple[float, int, Expr] | None = None
+    for si, s in enumerate(sentences(read.description)):
+        for p, score in cue_patterns(s, _DIRECT, sig):
+            got = _formula(p, s, sig, with_result=not is_bool)
+            if got is None:
+                continue
+            if best is None or score > best[0]:
+                best = (score, si, got[0])
+            break
+    post = TRUE if best is None else best[2]
+    if is_bool and best is not None:
+        post = _bool_wrap([post])
+    return _fence(_spec_text(sig, TRUE, post))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# few_shot and few_shot_cot: adapting exemplars
+# ----------------------------------------------------------------------------------------------------------
+
+
+def _first_predicate(description: str, sig: Signature) -> str | None:
+    for s in sentences(description):
+        p = element_predicate(s, sig)
+        if p is not None:
+            return p
+    return None
+
+
+def _role_map(old: Signature, new: Signature) -> dict[str, str]:
+    """Exemplar parameter -> task parameter by role: containers in order, then Nat, Int and the rest."""
+
+    def groups(sig: Signature) -> list[list[str]]:
+        cont = [p.name for p in sig.params if p.ty.is_container or p.ty.name == "String"]
+        nat = [p.name for p in sig.params if p.ty.name == "Nat"]
+        intp = [p.name for p in sig.params if p.ty.name == "Int"]
+        rest = [p.name for p in sig.params if p.name not in cont + nat + intp]
+        return [cont, nat, intp, rest]
+
+    out: dict[str, str] = {}
+    go, gn = groups(old), groups(new)
+    left: list[str] = []
+    used: set[str] = set()
+    for a, b in zip(go, gn, strict=True):
+        for x, y in zip(a, b, strict=False):
+            out[x] = y
+            used.add(y)
+        left += a[len(b) :]
+    spare = [p.name for p in new.params if p.name not in used and p.ty.name in ("Nat", "Int")]
+    for x, y in zip(left, spare, strict=False):
+        out[x] = y
+    return out
+
+
+def _match(pat: Expr, e: Expr, var: str, bound: dict[str, Expr]) -> bool:
+    if isinstance(pat, Var) and pat.name == var:
+        if var in bound:
+            return bound[var] == e
+        bound[var] = e
+        return True
+    if type(pat) is not type(e):
+        return False
+    for fld in dataclasses.fields(pat):
+        if not fld.init:
+            continue
+        a, b = getattr(pat, fld.name), getattr(e, fld.name)
+        if isinstance(a, Expr):
+            if not isinstance(b, Expr) or not _match(a, b, var, bound):
+                return False
+        elif isinstance(a, tuple) and a and isinstance(a[0], Expr):
+            if not isinstance(b, tuple) or len(a) != len(b):
+                return False
+            if not all(_match(x, y, var, bound) for x, y in zip(a, b, strict=True)):
+                return False
+        elif a != b:
+            return False
+    return True
+
+
+def _subst_var(e: Expr, name: str, value: Expr) -> Expr:
+    return _map(e, lambda x: value if isinstance(x, Var) and x.name == name else None)
+
+
+def _swap_predicate(e: Expr, old: str | None, new: str | None) -> Expr:
+    """``e`` with every instance of the predicate ``old`` (about ``x``) replaced by ``new`` at the same
+    element."""
+    if old is None or new is None or old == new:
+        return e
+    p_old, p_new = parse_expr(old), parse_expr(new)
+
+    def f(x: Expr) -> Expr | None:
+        bound: dict[str, Expr] = {}
+        if _match(p_old, x, "x", bound) and "x" in bound:
+            return _subst_var(p_new, "x", bound["x"])
+        return None
+
+    return _map(e, f)
+
+
+def _binders(e: Expr) -> set[str]:
+    out: set[str] = set()
+
+    def f(x: Expr) -> None:
+        if isinstance(x, Quant | FilterLength):
+            out.add(x.var)
+
+    _map(e, f)
+    return out
+
+
+def _rename(e: Expr, mapping: dict[str, str]) -> Expr:
+    """``e`` with the variables of ``mapping`` renamed; binders that would capture a new name are renamed
+    first."""
+    targets = set(mapping.values())
+    taken = _binders(e) | targets | set(mapping)
+    for b in sorted(_binders(e) & targets):
+        k = 1
+        while f"{b}{k}" in taken:
+            k += 1
+        fresh = f"{b}{k}"
+        taken.add(fresh)
+        e = _map(
+            e,
+            lambda x, b=b, fresh=fresh: (
+                Var(fresh)
+                if isinstance(x, Var) and x.name == b
+                else dataclasses.replace(x, var=fresh)
+                if isinstance(x, Quant | FilterLength) and x.var == b
+                else None
+            ),
+        )
+    return _map(e, lambda x: Var(mapping[x.name]) if isinstance(x, Var) and x.name in mapping else None)
+
+
+@dataclass(frozen=True)
+class _Adapted:
+    exemplar: Exemplar
+    spec: Spec | None
+    pre: tuple[Expr, ...]
+    post: tuple[Expr, ...]
+    bool_post: bool
+
+
+def _adapt(ex: Exemplar, description: str, sig: Signature) -> _Adapted:
+    """The exemplar's spec renamed to ``sig`` by role, with its element predicate swapped for the task's."""
+    try:
+        old = parse_spec(ex.spec)
+    except SpecSyntaxError:
+        return _Adapted(ex, None, (), (), False)
+    mapping = _role_map(old.signature, sig)
+    p_old = _first_predicate(ex.description, old.signature)
+    p_new = _first_predicate(description, sig)
+
+    def adapt(e: Expr) -> Expr:
+        return _swap_predicate(_rename(e, mapping), p_old, p_new)
+
+    pre, post = adapt(old.pre), adapt(old.post)
+    spec = Spec(sig, pre, post, old.helpers)
+    bool_post = (
+        isinstance(post, Binary) and post.op == "↔" and post.left == Binary("=", Var(RESULT), Lit(True))
+    )
+    body = post.right if bool_post else post  # type: ignore[union-attr]
+    return _Adapted(ex, spec, conjuncts(pre), conjuncts(body), bool_post)
+
+
+def _few_shot(messages: tuple[Message, ...]) -> str:
+    read = _read_prompt(messages)
+    sig = read.signature
+    if not read.exemplars:
+        return _fence(_spec_text(sig, TRUE, TRUE))
+    a = _adapt(read.exemplars[0], read.description, sig)
+    if a.spec is None:
+        return _fence(_spec_text(sig, TRUE, TRUE))
+    return _fence(print_spec(a.spec))
+
+
+_STOP = frozenset(
+    "a an the of in on to is are be and or that this it its for with as by from at if when so no not any "
+    "than then there their them they each every all some which who what whose was were has have".split()
+)
+
+
+def _words(text: str) -> set[str]:
+    out = set()
+    for w in re.findall(r"[a-z0-9]+", text.lower()):
+        if w in _STOP:
+            continue
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") else w)
+    return out
+
+
+def verbalise(e: Expr) -> str:
+    """A few English words for what the conjunct ``e`` says (used to attach it to a sentence)."""
+    words: list[str] = []
+
+    def f(x: Expr) -> None:
+        if isinstance(x, Quant):
+            words.extend(
+                ["every", "each", "all", "element"] if x.kind == "∀" else ["some", "contain", "exist"]
+            )
+            if isinstance(x.body, Quant) and x.kind == "∀":
+                words.extend(["sorted", "order", "decreasing", "ascending"])
+        elif isinstance(x, FilterLength):
+            words.extend(["number", "count", "how", "many", "entrie", "occurrence"])
+        elif isinstance(x, Call):
+            words.extend(
+                {
+                    "sum": ["sum", "total", "add"],
+                    "take": ["first", "leading", "prefix"],
+                    "drop": ["end", "position", "from"],
+                    "perm": ["same", "element", "rearrangement", "duplicate", "often"],
+                    "count": ["occur", "time", "many"],
+                    "size": ["length", "array", "size"],
+                }.get(x.fn, [])
+            )
+        elif isinstance(x, Lit) and x.value == -1 and x.kind == "int":
+            words.extend(["-1", "return", "index", "first", "position"])
+        elif isinstance(x, Binary) and x.op in ("<", "≤", ">", "≥") and isinstance(x.left, Call):
+            words.extend(["empty", "least", "most", "invalid", "never"])
+
+    _map(e, f)
+    return " ".join(words)
+
+
+def _best_sentence(text: str, options: Sequence[str]) -> tuple[int, float]:
+    w = _words(text)
+    best, score = -1, 0.0
+    for i, s in enumerate(options):
+        ws = _words(s)
+        sc = len(w & ws) / max(1, len(w | ws))
+        if sc > score:
+            best, score = i, sc
+    return best, score
+
+
+def _few_shot_cot(messages: tuple[Message, ...]) -> str:
+    read = _read_prompt(messages)
+    sig = read.signature
+    is_bool = sig.ret.name == "Bool"
+    adapted = [_adapt(ex, read.description, sig) for ex in read.exemplars]
+    adapted = [a for a in adapted if a.spec is not None]
+    lines = ["Reasoning:"]
+    # attach every conjunct of each exemplar to the exemplar sentence its verbalisation matches best
+    attached: list[tuple[str, int, str, Expr, bool]] = []  # (exemplar sentence, example no, part, conj, bool)
+    ex_sentences: list[tuple[int, str]] = []
+    for n, a in enumerate(adapted, start=1):
+        sents = list(sentences(a.exemplar.description))
+        ex_sentences += [(n, s) for s in sents]
+        for part, items in (("pre", a.pre), ("post", a.post)):
+            for c in items:
+                i, _ = _best_sentence(verbalise(c), sents)
+                attached.append((sents[max(i, 0)], n, part, c, a.bool_post))
+    pre: list[Expr] = []
+    post: list[Expr] = []
+    env_ok = {p.name for p in sig.params}
+    for k, s in enumerate(sentences(read.description), start=1):
+        i, score = _best_sentence(s, [t for _, t in ex_sentences])
+        if i < 0 or score < 0.15:
+            lines.append(f"- Sentence {k} ({s!r}) matches no example sentence.")
+            continue
+        n, target = ex_sentences[i]
+        took = [
+            (part, c)
+            for (t, m, part, c, b) in attached
+            if t == target and m == n and (part == "pre" or b == is_bool)
+        ]
+        shown = "; ".join(print_expr(c) for _, c in took) or "nothing"
+        lines.append(f"- Sentence {k} ({s!r}) matches example {n}: {target!r}; it gives {shown}.")
+        for part, c in took:
+            dest = pre if part == "pre" else post
+            free_ok = _typechecks(c, sig, with_result=part == "post") or not env_ok
+            if free_ok and c not in dest:
+                dest.append(c)
+    if not post and adapted:
+        lines.append("- No sentence settled the result: copy the nearest example's postcondition.")
+        a = adapted[0]
+        post = [c for c in a.post if _typechecks(c, sig, with_result=True)]
+        if a.bool_post != is_bool:
+            post = []
+    q = conjoin(post)
+    if is_bool and post:
+        q = _bool_wrap(post)
+    helpers = adapted[0].spec.helpers if adapted else ()  # type: ignore[union-attr]
+    lines.append("So the specification conjoins these parts.")
+    return "\n".join(lines) + "\n\n" + _fence(_spec_text(sig, conjoin(pre), q, helpers))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# nlfp and specbridge: planning
+# ----------------------------------------------------------------------------------------------------------
+
+_PRE_LIKE = re.compile(
+    r"non-empty|nonempty|never empty|not empty|at least|at most|assume|invalid|not allowed|not a valid|"
+    r"outside the contract|must|never exceeds|promise|always holds|not allowed",
+    re.I,
+)
+
+
+def _fragments(description: str) -> list[str]:
+    out = []
+    for s in sentences(description):
+        for part in re.split(r";\s+|,?\s+and\s+(?=(?:they|it|every|each|all|its|the|is|are)\b)", s):
+            if part.strip():
+                out.append(part.strip())
+    return out
+
+
+def _choices(sig: Signature) -> Choices:
+    tys = [p.ty for p in sig.params] + [sig.ret]
+    domain = "Nat" if any(t.name == "Nat" or t.element == "Nat" for t in tys) else "Int"
+    if any(t.name == "Nat" or t.element == "Nat" for t in tys) and any(
+        t.name == "Int" or t.element == "Int" for t in tys
+    ):
+        domain = "Int and Nat (casts where they meet)"
+    view = "array" if any(t.name == "Array" for t in tys) else "list"
+    return Choices(domain=domain, view=view)
+
+
+def _plan(description: str, sig: Signature, lexicon: Library, hint_names: frozenset[str]) -> NLFP:
+    """The plan the planner policies write (see the module docstring)."""
+    is_bool = sig.ret.name == "Bool"
+    r = roles(sig)
+    assumptions: list[tuple[Pattern, dict, Expr]] = []
+    guarantees: list[tuple[Pattern, dict, Expr]] = []
+    used: set[str] = set()
+    for frag in _fragments(description):
+        pre_like = _PRE_LIKE.search(frag) is not None
+        cands = [(p, s) for p, s in cue_patterns(frag, lexicon, sig) if p.name != "bool_iff"]
+        cands.sort(
+            key=lambda ps: (-ps[1], ps[0].name not in hint_names, -len(ps[0].spec_template), ps[0].name)
+        )
+        for p, _ in cands:
+            if p.name in used:
+                break
+            mentions_result = re.search(r"\bresult\b", p.spec_template) is not None
+            is_pre = not mentions_result and "pred" not in _slot_roles(p).values() and pre_like
+            if not mentions_result and not is_pre and not is_bool:
+                continue
+            if is_pre:
+                got = _formula(p, frag, sig, with_result=False)
+                if got is None:
+                    continue
+                assumptions.append((p, got[1], got[0]))
+            else:
+                if is_bool and mentions_result:
+                    continue
+                got = _formula(p, frag, sig, with_result=not is_bool)
+                if got is None:
+                    continue
+                guarantees.append((p, got[1], got[0]))
+            used.add(p.name)
+            break
+
+    def clause(cid: str, p: Pattern, slots: dict, e: Expr) -> Clause:
+        try:
+            text = fill_clause(p, slots)
+        except ValueError:
+            text = f"{p.name} holds"
+        return Clause(cid, " ".join(text.split()), p.name, "", print_expr(e))
+
+    a_clauses = [clause(f"A{i}", *x) for i, x in enumerate(assumptions, start=1)]
+    if is_bool and guarantees:
+        inner = conjoin([e for _, _, e in guarantees])
+        bool_p = lexicon.get("bool_iff") if "bool_iff" in lexicon else None
+        text = f"`result` is true exactly when `{print_expr(inner)}`"
+        if bool_p is not None:
+            try:
+                text = fill_clause(bool_p, {s: print_expr(inner) for s in bool_p.slots})
+            except ValueError:
+                pass
+        wrapped = _bool_wrap([e for _, _, e in guarantees])
+        inner_names = ", ".join(p.name for p, _, _ in guarantees)
+        g_clauses = [
+            Clause(
+                "G1",
+                " ".join(f"{text} (combining {inner_names})".split()),
+                "bool_iff" if bool_p is not None else "none",
+                "",
+                print_expr(wrapped),
+            )
+        ]
+    else:
+        g_clauses = [clause(f"G{i}", *x) for i, x in enumerate(guarantees, start=1)]
+    edges = []
+    for ep in edge_case_phrases(description):
+        target = None
+        if ep.outcome == "invalid" and a_clauses:
+            target = a_clauses[0].id
+        elif ep.outcome != "invalid" and g_clauses:
+            target = g_clauses[0].id
+        case = f"{ep.kind}: {ep.sentence}".replace("→", "to").replace("->", "to")
+        if all(e.case != case for e in edges):
+            edges.append(EdgeCase(case, target))
+    inputs = []
+    for p in sig.params:
+        role = (
+            "main container"
+            if p.name == r.main
+            else "container"
+            if p.name in r.containers
+            else "bound"
+            if p.name == r.bound
+            else "number"
+        )
+        inputs.append(InputNote(p.name, p.ty, role, ""))
+    first = sentences(description)[0] if sentences(description) else description
+    unspecified = () if g_clauses else ("what the result is (no guarantee could be planned)",)
+    return NLFP(
+        intent=first,
+        inputs=tuple(inputs),
+        output=OutputNote(sig.ret, "the value the description asks for"),
+        assumptions=tuple(a_clauses),
+        guarantees=tuple(g_clauses),
+        edge_cases=tuple(edges),
+        choices=_choices(sig),
+        unspecified=unspecified,
+    )
+
+
+def _lexicon(hints: Sequence[Pattern]) -> Library:
+    names = {h.name for h in hints}
+    return Library(tuple(hints) + tuple(p for p in SEED_LIBRARY if p.name not in names))
+
+
+def _planner(use_hints: bool) -> Callable[[tuple[Message, ...]], str]:
+    def answer(messages: tuple[Message, ...]) -> str:
+        read = _read_prompt(messages)
+        hints = read.hints if use_hints else ()
+        lexicon = _lexicon(hints)
+        plan = _plan(read.description, read.signature, lexicon, frozenset(h.name for h in hints))
+        try:
+            spec = print_spec(decode(plan, read.signature, lexicon).spec)
+        except (PlanDecodeError, ValueError) as err:
+            return to_markdown(plan) + f"\nThe plan does not decode: {err}\n"
+        return to_markdown(plan) + "\n" + _fence(spec)
+
+    answer.__name__ = "specbridge_policy" if use_hints else "nlfp_policy"
+    return answer
+
+
+def policy(method: str) -> Scripted:
+    """The offline policy of ``method``: a :class:`~neurips26.llm.Scripted` model that reads only the
+    messages it is sent and answers with text (a spec, or a plan followed by its decoded spec)."""
+    method = check_method(method)
+    fn: Callable[[tuple[Message, ...]], str] = {
+        "direct": _direct,
+        "few_shot": _few_shot,
+        "few_shot_cot": _few_shot_cot,
+        "nlfp": _planner(False),
+    }.get(method) or _planner(True)
+    return Scripted(fn, model=f"offline-{method}")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Generation
+# ----------------------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```lean[^\n]*\n(.*?)```", re.S)
+
+
+def extract_spec(reply: str) -> str | None:
+    """The spec text of ``reply``: its last ```lean block, else the text from the first line that starts a
+    ``def`` (VERINA defs written without a fence), else None."""
+    if not isinstance(reply, str):
+        raise TypeError(f"reply must be a str; got {type(reply).__name__}")
+    blocks = _FENCE.findall(reply)
+    if blocks:
+        return blocks[-1].strip() + "\n"
+    m = re.search(r"^def \S+", reply, re.M)
+    return reply[m.start() :].strip() + "\n" if m else None
+
+
+def extract_plan(reply: str) -> str | None:
+    """The plan of ``reply``: the Markdown from its first ``# Formalization plan`` or ``## Intent`` heading
+    up to the first ```lean block (None when there is no such heading)."""
+    if not isinstance(reply, str):
+        raise TypeError(f"reply must be a str; got {type(reply).__name__}")
+    m = re.search(r"^#+ (?:Formalization plan|Intent)\b", reply, re.M)
+    if m is None:
+        return None
+    end = reply.find("```lean", m.start())
+    return reply[m.start() : end if end >= 0 else len(reply)].strip() + "\n"
+
+
+def generate(
+    method: str,
+    task: Task,
+    *,
+    backend: ChatModel | None = None,
+    pool: Sequence[Task],
+    library: Library | None = None,
+    retrieve: Retrieve | None = None,
+    seed: int = 0,
+) -> Generation:
+    """Ask ``backend`` (default: the method's offline policy) for ``method``'s answer to ``task``: the prompt
+    holds the task's description and signature only, plus exemplars of ``pool`` or hints (see
+    :func:`build_context`); the spec is the reply's last ```lean block (plan methods whose reply lacks one:
+    the plan decoded with the seed templates and the hints). An unparsable reply is kept as it is."""
+    method = check_method(method)
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task; got {type(task).__name__}")
+    if backend is not None and not isinstance(backend, ChatModel):
+        raise TypeError(f"backend must be a ChatModel (with complete) or None; got {type(backend).__name__}")
+    view = TaskView(task.description, task.signature)
+    ctx = build_context(method, view, pool=pool, library=library, retrieve=retrieve, seed=seed)
+    messages = tuple(prompt(method, view, ctx))
+    model = policy(method) if backend is None else backend
+    error: str | None = None
+    reply = model.complete(list(messages), max_tokens=MAX_TOKENS).text
+    spec_text = extract_spec(reply)
+    plan_text = extract_plan(reply) if method in PLAN_METHODS else None
+    if spec_text is None and plan_text is not None:
+        try:
+            lexicon = _lexicon(ctx.hints)
+            plan = from_markdown(plan_text)
+            spec_text = print_spec(decode(plan, task.signature, lexicon).spec)
+        except (PlanFormatError, PlanDecodeError, ValueError) as err:
+            error = f"the plan does not decode: {err}"
+    if spec_text is None:
+        error = error or "the reply holds no specification"
+        spec_text = reply
+    return Generation(method, task.id, messages, reply, spec_text, plan_text, error)
+
+
+__all__ = [
+    "ALL_METHODS",
+    "DIRECT_LEXICON",
+    "EXEMPLAR_METHODS",
+    "HINT_METHODS",
+    "MAX_TOKENS",
+    "METHODS",
+    "N_EXEMPLARS",
+    "N_HINTS",
+    "PLAN_METHODS",
+    "VARIANTS",
+    "Context",
+    "Exemplar",
+    "Generation",
+    "TaskView",
+    "build_context",
+    "check_method",
+    "extract_plan",
+    "extract_spec",
+    "fill_slots",
+    "generate",
+    "policy",
+    "prompt",
+    "render_hint",
+    "select_exemplars",
+    "verbalise",
+]

@@ -1,0 +1,187 @@
+"""Tests of the compared methods: prompts, offline policies and generation."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import pytest
+
+from neurips26.llm import Message, Scripted
+from neurips26.specbridge.benchmark import benchmark, render_spec
+from neurips26.specbridge.evaluate import evaluate_spec
+from neurips26.specbridge.methods import (
+    ALL_METHODS,
+    METHODS,
+    PLAN_METHODS,
+    Context,
+    TaskView,
+    build_context,
+    extract_spec,
+    generate,
+    policy,
+    prompt,
+    select_exemplars,
+)
+from neurips26.specbridge.minispec.parser import parse_spec
+from neurips26.specbridge.nlfp import from_markdown
+from neurips26.specbridge.patterns import SEED_LIBRARY
+from neurips26.specbridge.reading import cue_patterns, sentences
+from tests.unit.chat_server import ChatServer, client
+
+
+def cue_retrieve(library, description, signature, k=5):
+    """A stand-in retrieval: patterns ranked by summed cue scores over the sentences."""
+    scores: dict[str, float] = {}
+    for s in sentences(description):
+        for p, sc in cue_patterns(s, library, signature):
+            scores[p.name] = scores.get(p.name, 0.0) + sc
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+    return tuple((library.get(n), sc) for n, sc in ranked)
+
+
+@cache
+def splits():
+    return benchmark("smoke"), benchmark("default")
+
+
+_DONE: dict = {}
+
+
+def gen(method, task, **kw):
+    """``generate`` with the default pool, the seed library and the cue retrieval (plain calls cached)."""
+    key = (method, task) if not kw else None
+    if key is not None and key in _DONE:
+        return _DONE[key]
+    kw = {"pool": splits()[1].pool, "library": SEED_LIBRARY, "retrieve": cue_retrieve} | kw
+    out = generate(method, task, **kw)
+    if key is not None:
+        _DONE[key] = out
+    return out
+
+
+def test_policies_are_deterministic_and_blind_to_the_reference():
+    smoke, _ = splits()
+    for task in smoke.eval[:3]:
+        wrong = dataclasses.replace(task, spec=render_spec(task.signature, "True", "False"))
+        for m in ALL_METHODS:
+            a, b = gen(m, task), gen(m, task, seed=0)  # the second is computed afresh
+            c = gen(m, wrong)
+            assert a.reply == b.reply == c.reply
+            assert a.messages == c.messages
+
+
+def test_methods_parse_and_each_passes_somewhere():
+    smoke, _ = splits()
+    for m in METHODS:
+        parsed = passed = 0
+        for task in smoke.eval:
+            g = gen(m, task)
+            ev = evaluate_spec(task, g.spec_text, layers=("computable",))
+            parsed += ev.parsed
+            passed += bool(ev.computable)
+            if m in PLAN_METHODS:
+                assert g.plan_text is not None
+                from_markdown(g.plan_text)  # the plan is a well-formed NLFP
+        assert parsed >= 6, m
+        assert passed >= 1, m
+
+
+def test_prompts_never_show_an_eval_reference_spec():
+    smoke, default = splits()
+    posts = [t.postcondition.strip() for t in smoke.eval]
+    for task in smoke.eval:
+        for m in ALL_METHODS:
+            text = "\n".join(x.content for x in gen(m, task).messages)
+            assert all(p not in text for p in posts), (m, task.id)
+
+
+def test_exemplars_and_hints_are_shown():
+    smoke, default = splits()
+    task = smoke.eval[0]
+    view = TaskView(task.description, task.signature)
+    exs = select_exemplars(default.pool, task.description)
+    assert len(exs) == 2 and all(t in default.pool for t in exs)
+    ctx = build_context("few_shot", view, pool=default.pool)
+    user = prompt("few_shot", view, ctx)[-1].content
+    assert exs[0].spec.strip() in user and "## Example 2" in user
+    ctx = build_context("specbridge", view, pool=default.pool, library=SEED_LIBRARY, retrieve=cue_retrieve)
+    assert 1 <= len(ctx.hints) <= 5
+    user = prompt("specbridge", view, ctx)[-1].content
+    assert f"### Hint 1: {ctx.hints[0].name}" in user
+    assert "## Example" not in prompt("direct", view, Context())[-1].content
+
+
+def test_specbridge_uses_a_hint_the_seed_lexicon_lacks():
+    smoke, _ = splits()
+    task = next(t for t in smoke.eval if "atleast" in t.id or "countprefix" in t.id)
+    composite = dataclasses.replace(
+        SEED_LIBRARY.get("count_matches"),
+        name="count_in_prefix",
+        cues=("leading", "among the leading"),
+        clause_template="`result` counts the elements `x` among the first `⟨k⟩` of `⟨l⟩` with `⟨p⟩`",
+        spec_template="result = ((⟨l⟩.take ⟨k⟩).filter (fun x => ⟨p⟩)).length",
+    )
+    hinted = gen("specbridge", task, retrieve=lambda lib, d, s, k=5: ((composite, 1.0),))
+    plain = gen("nlfp", task)
+    if "countprefix" in task.id:
+        assert "count_in_prefix" in hinted.plan_text
+        assert evaluate_spec(task, hinted.spec_text, layers=("computable",)).computable
+        assert not evaluate_spec(task, plain.spec_text, layers=("computable",)).computable
+
+
+def test_endpoint_path_matches_the_offline_policy(monkeypatch):
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    smoke, _ = splits()
+    task = smoke.eval[1]
+    for m in ("few_shot_cot", "specbridge"):
+        offline = policy(m)
+
+        def answer(body, offline=offline):
+            msgs = [Message(x["role"], x["content"]) for x in body["messages"]]
+            return offline.complete(msgs, max_tokens=body.get("max_tokens", 4096)).text
+
+        server = ChatServer(answer=answer)
+        try:
+            online = gen(m, task, backend=client(server))
+        finally:
+            server.close()
+        assert online == gen(m, task)
+
+
+def test_unparsable_replies_are_kept():
+    smoke, _ = splits()
+    task = smoke.eval[0]
+    g = gen("direct", task, backend=Scripted(lambda msgs: "I cannot do that."))
+    assert g.spec_text == "I cannot do that." and g.error is not None
+    assert not evaluate_spec(task, g.spec_text, layers=("computable",)).parsed
+    assert extract_spec("text\n```lean\ndef a\n```\n```lean\ndef b\n```") == "def b\n"
+
+
+def test_spec_text_parses_with_the_task_signature():
+    smoke, _ = splits()
+    task = smoke.eval[2]
+    spec = parse_spec(gen("nlfp", task).spec_text)
+    assert spec.signature.name == task.name
+
+
+def test_bad_inputs_are_named():
+    smoke, _ = splits()
+    task = smoke.eval[0]
+    with pytest.raises(ValueError, match="method"):
+        policy("oracle")
+    with pytest.raises(ValueError, match="method"):
+        gen("gpt", task)
+    with pytest.raises(ValueError, match="method"):
+        prompt("fewshot", (task.description, task.signature))
+    with pytest.raises(TypeError, match="task"):
+        gen("direct", task.id)
+    with pytest.raises(TypeError, match="pool"):
+        gen("few_shot", task, pool="tasks")
+    with pytest.raises(TypeError, match="backend"):
+        gen("direct", task, backend=object())
+    with pytest.raises(TypeError, match="library"):
+        gen("specbridge", task, library=["x"])
+    with pytest.raises(TypeError, match="context"):
+        prompt("direct", (task.description, task.signature), {"hints": ()})
