@@ -971,16 +971,22 @@ def _plan(description: str, sig: Signature, lexicon: Library, hint_names: frozen
     )
 
 
+def _as_hints(hints: Sequence[Pattern]) -> tuple[Pattern, ...]:
+    """The hints under names of their own: a hint that shares a seed pattern's name is added beside that
+    pattern (as ``hint_<name>``), never in its place, so a planner shown hints keeps its own lexicon."""
+    seed = set(SEED_LIBRARY.names)
+    return tuple(dataclasses.replace(h, name=f"hint_{h.name}") if h.name in seed else h for h in hints)
+
+
 def _lexicon(hints: Sequence[Pattern]) -> Library:
-    names = {h.name for h in hints}
-    return Library(tuple(hints) + tuple(p for p in SEED_LIBRARY if p.name not in names))
+    return Library(_as_hints(hints) + tuple(SEED_LIBRARY))
 
 
 def _planner(use_hints: bool) -> Callable[[tuple[Message, ...]], str]:
     def answer(messages: tuple[Message, ...]) -> str:
         read = _read_prompt(messages)
-        hints = read.hints if use_hints else ()
-        lexicon = _lexicon(hints)
+        hints = _as_hints(read.hints) if use_hints else ()
+        lexicon = Library(hints + tuple(SEED_LIBRARY))
         plan = _plan(read.description, read.signature, lexicon, frozenset(h.name for h in hints))
         try:
             spec = print_spec(decode(plan, read.signature, lexicon).spec)
