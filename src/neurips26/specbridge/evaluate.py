@@ -62,6 +62,7 @@ from neurips26.specbridge.minispec.ast import (
     Unary,
     Var,
     conjuncts,
+    map_children,
 )
 from neurips26.specbridge.minispec.parser import parse_spec
 from neurips26.specbridge.minispec.typecheck import TypedSpec
@@ -93,23 +94,6 @@ class Judge(Protocol):
     def judge(self, task: Task, spec_text: str) -> Verdict: ...
 
 
-def _children_map(e: Expr, f: Any) -> Expr:
-    """``e`` with ``f`` applied to each direct sub-expression."""
-    if isinstance(e, Unary):
-        return Unary(e.op, f(e.arg))
-    if isinstance(e, Binary):
-        return Binary(e.op, f(e.left), f(e.right))
-    if isinstance(e, Call):
-        return Call(e.fn, tuple(f(a) for a in e.args))
-    if isinstance(e, FilterLength):
-        return FilterLength(f(e.items), e.var, f(e.pred))
-    if isinstance(e, Ite):
-        return Ite(f(e.cond), f(e.then_), f(e.else_))
-    if isinstance(e, Quant):
-        return Quant(e.kind, e.var, e.ty, None if e.bound is None else f(e.bound), f(e.body))
-    return e
-
-
 def _substitute(e: Expr, values: Mapping[str, Expr]) -> Expr:
     """``e`` with the free variables named in ``values`` replaced (binders shadow)."""
     if not values:
@@ -123,7 +107,7 @@ def _substitute(e: Expr, values: Mapping[str, Expr]) -> Expr:
     if isinstance(e, FilterLength):
         inner = {k: v for k, v in values.items() if k != e.var}
         return FilterLength(_substitute(e.items, values), e.var, _substitute(e.pred, inner))
-    return _children_map(e, lambda c: _substitute(c, values))
+    return map_children(e, lambda c: _substitute(c, values))
 
 
 def inline_helpers(e: Expr, helpers: tuple[Helper, ...]) -> Expr:
@@ -135,7 +119,7 @@ def inline_helpers(e: Expr, helpers: tuple[Helper, ...]) -> Expr:
             h = by_name[x.fn]
             args = [go(a) for a in x.args]
             return go(_substitute(h.body, {p.name: a for p, a in zip(h.params, args, strict=True)}))
-        return _children_map(x, go)
+        return map_children(x, go)
 
     return go(e)
 

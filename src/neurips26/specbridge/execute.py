@@ -395,7 +395,9 @@ def typed(spec: Spec | TypedSpec) -> TypedSpec:
     return hit
 
 
-def _inputs(ts: TypedSpec, inputs: object) -> dict[str, Any]:
+def check_inputs(ts: TypedSpec, inputs: object) -> dict[str, Any]:
+    """The environment of an obligation: ``inputs`` keyed by exactly the spec's parameters, each value
+    checked against its parameter's type (:func:`check_value`)."""
     if not isinstance(inputs, Mapping):
         raise TypeError(f"inputs must be a dict of parameter name -> value; got {type(inputs).__name__}")
     params = ts.spec.signature.params
@@ -415,7 +417,7 @@ def precondition(
     """The truth value of ``f_precond`` on ``inputs`` (keyed by parameter name, each checked against its
     parameter type first)."""
     ts = typed(spec)
-    env = _inputs(ts, inputs)
+    env = check_inputs(ts, inputs)
     return bool(evaluate(ts.spec.pre, env, ts.types, ts.spec.helpers, max_steps=max_steps))
 
 
@@ -425,12 +427,13 @@ def postcondition(
     """The truth value of ``f_postcond`` on ``inputs`` and ``result``. The precondition is not evaluated: its
     proof argument ``h_precond`` carries no data, and VERINA asks the postcondition only of valid inputs."""
     ts = typed(spec)
-    env = _inputs(ts, inputs)
+    env = check_inputs(ts, inputs)
     env[RESULT] = check_value(RESULT, result, ts.spec.signature.ret)
     return bool(evaluate(ts.spec.post, env, ts.types, ts.spec.helpers, max_steps=max_steps))
 
 
 __all__ = [
+    "check_inputs",
     "DEFAULT_MAX_STEPS",
     "ExecutionBudget",
     "NotExecutable",

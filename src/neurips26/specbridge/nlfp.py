@@ -45,7 +45,7 @@ from neurips26.specbridge.minispec.ast import (
     conjoin,
     conjuncts,
 )
-from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_signature, parse_spec
+from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_spec, signature_of
 from neurips26.specbridge.minispec.parser import parse_type as _parse_type
 from neurips26.specbridge.minispec.printer import print_spec
 from neurips26.specbridge.minispec.typecheck import SpecTypeError, elaborate
@@ -581,17 +581,6 @@ class Decoded:
         return tuple(k for k, v in self.clause_of.items() if v == clause_id)
 
 
-def _signature(signature: Signature | str) -> Signature:
-    if isinstance(signature, Signature):
-        return signature
-    if isinstance(signature, str):
-        try:
-            return parse_signature(signature)
-        except SpecSyntaxError as err:
-            raise ValueError(f"signature must be a Lean signature 'def f (x : τ) … : τ'; {err}") from None
-    raise TypeError(f"signature must be a Signature or its Lean text; got {type(signature).__name__}")
-
-
 def _helpers(plan: NLFP, sig: Signature) -> tuple[Helper, ...]:
     if not plan.choices.helpers:
         return ()
@@ -644,7 +633,7 @@ def decode(
     inputs or output disagree with ``signature`` is a ``ValueError`` naming ``signature``."""
     if not isinstance(plan, NLFP):
         raise TypeError(f"plan must be an NLFP; got {type(plan).__name__}")
-    sig = _signature(signature)
+    sig = signature_of(signature)
     library = SEED_LIBRARY if library is None else library
     if not isinstance(library, Library):
         raise TypeError(f"library must be a Library; got {type(library).__name__}")

@@ -43,6 +43,7 @@ from neurips26.specbridge.execute import (
     DEFAULT_MAX_STEPS,
     ExecutionBudget,
     NotExecutable,
+    check_inputs,
     check_value,
     evaluate,
     typed,
@@ -108,17 +109,7 @@ def _obligation(
     """The typed spec, the elaborated condition and the checked concrete values of an obligation."""
     which = _check_which(which)
     ts = typed(spec)
-    if not isinstance(inputs, Mapping):
-        raise TypeError(f"inputs must be a dict of parameter name -> value; got {type(inputs).__name__}")
-    params = ts.spec.signature.params
-    names = [p.name for p in params]
-    missing = [n for n in names if n not in inputs]
-    extra = [k for k in inputs if k not in names]
-    if missing or extra:
-        raise ValueError(
-            f"inputs must give exactly the parameters {names}; missing {missing}, unexpected {extra}"
-        )
-    env = {p.name: check_value(p.name, inputs[p.name], p.ty) for p in params}
+    env = check_inputs(ts, inputs)
     if which == "pre":
         if result is not None:
             raise ValueError("result must be None for a precondition obligation (which='pre')")

@@ -19,6 +19,7 @@ A spec (:class:`Spec`) is VERINA's pair ``f_precond (x₁ : τ₁) … : Prop :=
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 # ----------------------------------------------------------------------------------------------------------
@@ -255,6 +256,26 @@ class Spec:
     helpers: tuple[Helper, ...] = ()
 
 
+def map_children(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
+    """``e`` with ``f`` applied to each direct sub-expression (leaves returned as they are); binders and
+    names are kept, so ``f`` must respect scoping itself."""
+    if isinstance(e, Var | Lit):
+        return e
+    if isinstance(e, Unary):
+        return Unary(e.op, f(e.arg))
+    if isinstance(e, Binary):
+        return Binary(e.op, f(e.left), f(e.right))
+    if isinstance(e, Call):
+        return Call(e.fn, tuple(f(a) for a in e.args))
+    if isinstance(e, FilterLength):
+        return FilterLength(f(e.items), e.var, f(e.pred))
+    if isinstance(e, Ite):
+        return Ite(f(e.cond), f(e.then_), f(e.else_))
+    if isinstance(e, Quant):
+        return Quant(e.kind, e.var, e.ty, None if e.bound is None else f(e.bound), f(e.body))
+    raise TypeError(f"expr must be a MiniSpec Expr; got {type(e).__name__}")
+
+
 TRUE = Lit(True)
 FALSE = Lit(False)
 RESULT = "result"
@@ -328,4 +349,5 @@ __all__ = [
     "Var",
     "conjoin",
     "conjuncts",
+    "map_children",
 ]

@@ -999,7 +999,21 @@ def _show_param(prm: Param | _ProofParam) -> str:
     return f"({prm.name} : {' '.join((prm.head, *prm.args))})"
 
 
+def signature_of(signature: object) -> Signature:
+    """``signature`` as a :class:`Signature`: itself, or its Lean text parsed (ValueError naming
+    ``signature`` when the text is not a signature, TypeError for anything else)."""
+    if isinstance(signature, Signature):
+        return signature
+    if isinstance(signature, str):
+        try:
+            return parse_signature(signature)
+        except SpecSyntaxError as err:
+            raise ValueError(f"signature must be a Lean signature 'def f (x : τ) … : τ'; {err}") from None
+    raise TypeError(f"signature must be a Signature or its Lean text; got {type(signature).__name__}")
+
+
 __all__ = [
+    "signature_of",
     "INFIX",
     "METHODS",
     "PREFIX_FUNCTIONS",
