@@ -16,12 +16,19 @@ procedure the policy follows, never in a tuned error rate; all policies read pro
   similar sentence of either exemplar (word overlap), takes the conjuncts the exemplars' specs attach to
   those sentences (a conjunct belongs to the exemplar sentence sharing most words with its verbalisation)
   and so can combine idioms of two exemplars; its reasoning is printed before the spec.
-* ``nlfp``: a Natural-Language Formalization Plan from the fixed seed lexicon: one clause per sentence
-  fragment whose cues match a seed pattern (slots from the reading functions), precondition patterns only
-  in fragments that read like preconditions, then the plan decoded with the seed templates.
-* ``specbridge``: as ``nlfp``, but the prompt lists the top-5 patterns retrieved from the *mined* library as
-  formalization hints (name, cues, clause template, spec template), and a fragment uses the hint whose
-  cues match it best (hints win ties over the built-in lexicon), so mined composite idioms become usable.
+* ``nlfp``: a Natural-Language Formalization Plan written with the *same* small lexicon ``direct`` uses
+  (:data:`DIRECT_LEXICON`, the model's own idioms, plus the ``bool_iff`` wrapper): one clause per sentence
+  fragment whose cue phrases match an idiom (slots from the reading functions), assumptions only from
+  fragments that read like preconditions, then the plan decoded with the templates.
+* ``specbridge``: the same planner, plus the top-5 patterns retrieved from the *mined* library shown as
+  formalization hints (name, cues, clause template, spec template). A hint is scored against a fragment by
+  :func:`~neurips26.specbridge.reading.cue_similarity` (TF-IDF cosine over content words; a mined cue is
+  often a whole source sentence that never recurs verbatim), needs a similarity of at least
+  :data:`HINT_MIN_SIMILARITY` and :data:`HINT_MIN_SHARED` content words in common with one cue, and
+  competes with the own idioms on that same similarity. Constant slots (``⟨c⟩``, ``⟨c2⟩``: a sentinel, a
+  threshold) are filled by :func:`~neurips26.specbridge.reading.constants`. Mining splits a
+  multi-conjunct idiom into pieces; when a hint is planned for a fragment, every other hint that shares a
+  source sentence with it (a cue of four or more words) and fills for the same fragment is planned too.
 * ``no_round_trip`` (ablation) and ``random_hints`` (control) run the SpecBridge policy with hints from the
   library mined without round-trip verification, or drawn at random from the mined library.
 
@@ -30,7 +37,9 @@ Choices worth knowing: a plan method's reply holds the plan *and* the decoded sp
 For a ``Bool`` result the planners wrap the planned propositions in one ``bool_iff`` clause
 (``result = true ↔ …``): the wrapper is chosen from the return type, not from cues. Of several patterns cued
 by one fragment the planners take the best-scoring one that can be filled and type-checks (ties: hints
-first, then the longer spec template); a fragment that cues a pattern already planned adds nothing.
+first, then the longer spec template); a fragment that cues a pattern already planned adds nothing, nor
+does a formula planned already. A fragment about the empty input that does not read like a precondition
+plans nothing: it is a boundary case of the main guarantee.
 """
 
 from __future__ import annotations
@@ -78,13 +87,17 @@ from neurips26.specbridge.nlfp import (
 )
 from neurips26.specbridge.patterns import SEED_LIBRARY, Library, Pattern, fill_clause, instantiate
 from neurips26.specbridge.reading import (
+    ELEMENT,
+    constants,
     cue_patterns,
+    cue_similarity,
     edge_case_phrases,
     element_map,
     element_predicate,
     list_view,
     roles,
     sentences,
+    shared_cue_words,
     witness_predicate,
 )
 from neurips26.validation import check_choice, check_int, check_seed
@@ -347,7 +360,7 @@ def prompt(method: str, view: TaskView | tuple[str, str], context: Context | Non
         parts += ["", "## Formalization hints", ""]
         parts += [render_hint(i, p) + "\n" for i, p in enumerate(context.hints, start=1)] or ["(none)"]
     if method in PLAN_METHODS:
-        parts += ["", f"Seed patterns you may name: {', '.join(SEED_LIBRARY.names)}."]
+        parts += ["", f"Patterns of your own you may name: {', '.join(_PLANNER.names)}."]
     return [Message.system(_SYSTEM[method]), Message.user("\n".join(parts).rstrip() + "\n")]
 
 
@@ -401,9 +414,14 @@ def _read_prompt(messages: Sequence[Message]) -> _Read:
 # ----------------------------------------------------------------------------------------------------------
 
 
+_CONST_SLOT = re.compile(r"c[0-9]*")
+
+
 def _slot_roles(pattern: Pattern) -> dict[str, str]:
-    """Each slot's role, read from the spec template text: container, list, number, pred, witness, map or
-    formula."""
+    """Each slot's role, read from the spec template text: container, list, number, const (a slot named
+    ``c``, ``c2``, …: an integer constant of the prose), pred, witness, map or formula. An element slot
+    used at the element variable ``x`` itself (``fun x => ⟨p @ x⟩``) is a predicate, at another bound
+    variable a witness."""
     t = pattern.spec_template
     out: dict[str, str] = {}
     for s in pattern.slots:
@@ -412,20 +430,22 @@ def _slot_roles(pattern: Pattern) -> dict[str, str]:
         if el is not None and s in pattern.element_slots and f"⟨{s} @" in t:
             at = el.group(1)
             before = t[: el.start()].rstrip()
-            if "[" in at or "⟨" in at:
+            if "[" in at or "⟨" in at or at.strip() == ELEMENT:
                 out[s] = "map" if re.search(r"(?:=|[-+*/%])$", before) else "pred"
             else:
                 out[s] = "witness"
         elif s in pattern.element_slots:
             out[s] = "pred"
+        elif re.search(r"↔\s*" + re.escape(plain) + r"\s*$", t):
+            out[s] = "formula"
         elif re.search(re.escape(plain) + r"(?:\.size|\[|\.toList|\.length)", t) or t.strip().startswith(
             "List.Perm"
         ):
             out[s] = "container"
         elif re.search(re.escape(plain) + r"\.(?:filter|sum|take|drop|count)", t):
             out[s] = "list"
-        elif re.search(r"↔\s*" + re.escape(plain) + r"\s*$", t):
-            out[s] = "formula"
+        elif _CONST_SLOT.fullmatch(s):
+            out[s] = "const"
         else:
             out[s] = "number"
     return out
@@ -435,12 +455,18 @@ def _mentions_result_container(t: str) -> bool:
     return re.search(r"\bresult(?:\.size|\[|\.toList|\.length)", t) is not None
 
 
-def fill_slots(pattern: Pattern, phrase: str, signature: Signature) -> dict[str, str] | None:
-    """Slot values for ``pattern`` read from ``phrase`` and the parameter roles of ``signature``, or None
-    when a slot cannot be filled."""
+def fill_slots(
+    pattern: Pattern, phrase: str, signature: Signature, *, description: str | None = None
+) -> dict[str, str] | None:
+    """Slot values for ``pattern`` read from ``phrase`` (a fragment of ``description``, default: the phrase
+    alone) and the parameter roles of ``signature``, or None when a slot cannot be filled. Constant slots
+    take, in order, the distinct values of :func:`~neurips26.specbridge.reading.constants`."""
     if not isinstance(pattern, Pattern):
         raise TypeError(f"pattern must be a Pattern; got {type(pattern).__name__}")
+    if description is not None and not isinstance(description, str):
+        raise TypeError(f"description must be a str or None; got {type(description).__name__}")
     r = roles(signature)
+    consts = list(constants(phrase, phrase if description is None else description, signature))
     kinds = _slot_roles(pattern)
     cands = list(r.containers)
     if (signature.ret.is_container or signature.ret.name == "String") and not _mentions_result_container(
@@ -463,6 +489,10 @@ def fill_slots(pattern: Pattern, phrase: str, signature: Signature) -> dict[str,
                 return None
             out[s] = numbers[ni]
             ni += 1
+        elif kind == "const":
+            if not consts:
+                return None
+            out[s] = consts.pop(0)
         else:
             value = {
                 "pred": lambda: element_predicate(phrase, signature),
@@ -516,9 +546,9 @@ def _typechecks(formula: Expr, signature: Signature, with_result: bool) -> bool:
 
 
 def _formula(
-    pattern: Pattern, phrase: str, signature: Signature, with_result: bool
+    pattern: Pattern, phrase: str, signature: Signature, with_result: bool, description: str | None = None
 ) -> tuple[Expr, dict] | None:
-    slots = fill_slots(pattern, phrase, signature)
+    slots = fill_slots(pattern, phrase, signature, description=description)
     if slots is None:
         return None
     try:
@@ -870,39 +900,82 @@ def _choices(sig: Signature) -> Choices:
     return Choices(domain=domain, view=view)
 
 
-def _plan(description: str, sig: Signature, lexicon: Library, hint_names: frozenset[str]) -> NLFP:
+HINT_MIN_SIMILARITY = 0.3
+"""The least cue similarity (:func:`~neurips26.specbridge.reading.cue_similarity`) at which a planner
+considers a hint for a fragment."""
+HINT_MIN_SHARED = 2
+"""The least number of content words a fragment must share with one cue of a hint for the planner to
+consider the hint (one shared word is too weak a sign in a short fragment)."""
+
+
+def _ranked(
+    frag: str, sig: Signature, lexicon: Library, hints: tuple[Pattern, ...]
+) -> list[tuple[Pattern, bool]]:
+    """The patterns a fragment cues, in the order the planner tries them, each with whether it is a hint.
+    Candidates are the own lexicon's patterns whose cue phrases occur in the fragment and the hints whose
+    cue similarity reaches :data:`HINT_MIN_SIMILARITY`; all are ranked by the same cue similarity (fitted
+    on the cues of the hints and of the own lexicon together), hints first on ties, then the longer
+    template."""
+    own = [p for p, _ in cue_patterns(frag, lexicon, sig) if p.name != "bool_iff"]
+    everyone = hints + tuple(lexicon)
+    sims = dict(zip((p.name for p in everyone), cue_similarity(frag, everyone), strict=True))
+    cands = [
+        (h, True)
+        for h in hints
+        if sims[h.name] >= HINT_MIN_SIMILARITY and shared_cue_words(frag, h) >= HINT_MIN_SHARED
+    ]
+    cands += [(p, False) for p in own]
+    cands.sort(key=lambda ph: (-sims[ph[0].name], not ph[1], -len(ph[0].spec_template), ph[0].name))
+    return cands
+
+
+_BOUNDARY = frozenset({"empty"})
+
+
+def _source_sentences(p: Pattern) -> frozenset[str]:
+    """The cues of ``p`` that are sentences (a mined pattern's cues hold its sources' sentences)."""
+    return frozenset(c for c in p.cues if len(c.split()) >= 4)
+
+
+def _plan(description: str, sig: Signature, lexicon: Library, hints: tuple[Pattern, ...] = ()) -> NLFP:
     """The plan the planner policies write (see the module docstring)."""
     is_bool = sig.ret.name == "Bool"
     r = roles(sig)
     assumptions: list[tuple[Pattern, dict, Expr]] = []
     guarantees: list[tuple[Pattern, dict, Expr]] = []
     used: set[str] = set()
+
+    def place(p: Pattern, frag: str, pre_like: bool) -> bool:
+        """Plan ``p`` for ``frag`` if it fits there (filled, well typed, in the right part)."""
+        mentions_result = re.search(r"\bresult\b", p.spec_template) is not None
+        is_pre = not mentions_result and "pred" not in _slot_roles(p).values() and pre_like
+        if not mentions_result and not is_pre and not is_bool:
+            return False
+        if is_bool and mentions_result and not is_pre:
+            return False
+        got = _formula(p, frag, sig, with_result=not is_pre and not is_bool, description=description)
+        if got is None:
+            return False
+        part = assumptions if is_pre else guarantees
+        if all(got[0] != e for _, _, e in part):  # a formula planned already adds nothing
+            part.append((p, got[1], got[0]))
+        used.add(p.name)
+        return True
+
     for frag in _fragments(description):
         pre_like = _PRE_LIKE.search(frag) is not None
-        cands = [(p, s) for p, s in cue_patterns(frag, lexicon, sig) if p.name != "bool_iff"]
-        cands.sort(
-            key=lambda ps: (-ps[1], ps[0].name not in hint_names, -len(ps[0].spec_template), ps[0].name)
-        )
-        for p, _ in cands:
+        if not pre_like and any(ep.kind in _BOUNDARY for ep in edge_case_phrases(frag)):
+            continue  # a boundary case (empty input, none or several qualify) of the main guarantee
+        for p, is_hint in _ranked(frag, sig, lexicon, hints):
             if p.name in used:
                 break
-            mentions_result = re.search(r"\bresult\b", p.spec_template) is not None
-            is_pre = not mentions_result and "pred" not in _slot_roles(p).values() and pre_like
-            if not mentions_result and not is_pre and not is_bool:
+            if not place(p, frag, pre_like):
                 continue
-            if is_pre:
-                got = _formula(p, frag, sig, with_result=False)
-                if got is None:
-                    continue
-                assumptions.append((p, got[1], got[0]))
-            else:
-                if is_bool and mentions_result:
-                    continue
-                got = _formula(p, frag, sig, with_result=not is_bool)
-                if got is None:
-                    continue
-                guarantees.append((p, got[1], got[0]))
-            used.add(p.name)
+            if is_hint:  # the other pieces of a multi-conjunct idiom mined from the same sources
+                mine = _source_sentences(p)
+                for q in hints:
+                    if q.name not in used and mine & _source_sentences(q):
+                        place(q, frag, pre_like)
             break
 
     def clause(cid: str, p: Pattern, slots: dict, e: Expr) -> Clause:
@@ -971,25 +1044,28 @@ def _plan(description: str, sig: Signature, lexicon: Library, hint_names: frozen
     )
 
 
+_PLANNER = Library(_DIRECT.patterns + (SEED_LIBRARY.get("bool_iff"),))
+"""The planners' own lexicon: the direct lexicon's six idioms plus the Boolean wrapper."""
+
+
 def _as_hints(hints: Sequence[Pattern]) -> tuple[Pattern, ...]:
-    """The hints under names of their own: a hint that shares a seed pattern's name is added beside that
-    pattern (as ``hint_<name>``), never in its place, so a planner shown hints keeps its own lexicon."""
-    seed = set(SEED_LIBRARY.names)
-    return tuple(dataclasses.replace(h, name=f"hint_{h.name}") if h.name in seed else h for h in hints)
+    """The hints under names of their own: a hint that shares a name with the planners' own lexicon is
+    added beside that pattern (as ``hint_<name>``), never in its place."""
+    own = set(_PLANNER.names)
+    return tuple(dataclasses.replace(h, name=f"hint_{h.name}") if h.name in own else h for h in hints)
 
 
 def _lexicon(hints: Sequence[Pattern]) -> Library:
-    return Library(_as_hints(hints) + tuple(SEED_LIBRARY))
+    return Library(_as_hints(hints) + tuple(_PLANNER))
 
 
 def _planner(use_hints: bool) -> Callable[[tuple[Message, ...]], str]:
     def answer(messages: tuple[Message, ...]) -> str:
         read = _read_prompt(messages)
         hints = _as_hints(read.hints) if use_hints else ()
-        lexicon = Library(hints + tuple(SEED_LIBRARY))
-        plan = _plan(read.description, read.signature, lexicon, frozenset(h.name for h in hints))
+        plan = _plan(read.description, read.signature, _PLANNER, hints)
         try:
-            spec = print_spec(decode(plan, read.signature, lexicon).spec)
+            spec = print_spec(decode(plan, read.signature, Library(hints + tuple(_PLANNER))).spec)
         except (PlanDecodeError, ValueError) as err:
             return to_markdown(plan) + f"\nThe plan does not decode: {err}\n"
         return to_markdown(plan) + "\n" + _fence(spec)
@@ -1086,6 +1162,8 @@ __all__ = [
     "ALL_METHODS",
     "DIRECT_LEXICON",
     "EXEMPLAR_METHODS",
+    "HINT_MIN_SHARED",
+    "HINT_MIN_SIMILARITY",
     "HINT_METHODS",
     "MAX_TOKENS",
     "METHODS",

@@ -14,6 +14,12 @@ The reading is deliberately small and lexical:
   (``"doubles"`` -> ``2 * x``);
 * numbers are read only when written with digits (or as ``zero``), so ``"at least one element"`` is not
   ``x ≥ 1``.
+* a pattern's cues are matched in two ways: :func:`cue_patterns` looks for whole cue phrases (right for a
+  hand-written lexicon of short phrases), :func:`cue_similarity` compares content words by TF-IDF cosine
+  (right for mined cues, which include the sentences a pattern was mined from). Content words leave out
+  the generic task vocabulary and the words of element predicates, which are slot values, not idioms;
+* the constants a template slot may take (:func:`constants`) are the sentinel the prose gives for "none
+  qualifies", the numbers a fragment writes that its predicate does not use, and ``0``.
 
 Nothing here sees a reference specification: the functions take text and a signature only.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from neurips26.specbridge.minispec.ast import RESULT, Signature
 from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_signature
@@ -297,12 +304,104 @@ def cue_patterns(
     return tuple(scored)
 
 
+_STOP = frozenset(
+    "a an the of in on to is are be been and or that this it its for with as by from at if when so "
+    "then there their them they which who what whose was were has have do does "
+    "write function return returns given give gives find finds value values number numbers "
+    "than greater larger more above exceed exceeds less smaller below most least equal equals strictly "
+    "positive negative odd even zero non-zero nonzero non-negative nonnegative different divisible".split()
+)
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    """The content words of ``text`` in order of first occurrence: lowercase words of two or more letters,
+    stop words, the generic task vocabulary ("write", "function", "return", "value", …) and the words of
+    element predicates ("greater", "at most", "negative", "odd": they state a slot value rather than an
+    idiom) left out, a plural ``-s`` cut from words longer than three letters. Quantifier words ("every",
+    "some", "no") are kept."""
+    out: dict[str, None] = {}
+    for w in re.findall(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*", _text("text", text).lower()):
+        if len(w) < 2 or w in _STOP:
+            continue
+        out[w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w] = None
+    return tuple(out)
+
+
+def cue_similarity(fragment: str, patterns: tuple[Pattern, ...] | list[Pattern]) -> tuple[float, ...]:
+    """How well ``fragment`` matches each of ``patterns`` by its cues: the TF-IDF cosine (fitted on the
+    patterns' cue texts, one document per cue, content words only) between the fragment and the pattern's
+    best-matching cue, rounded to 1e-9; 0.0 for every pattern when no cue has a content word. Unlike
+    :func:`~neurips26.specbridge.patterns.match_cues` a long cue (a sentence a pattern was mined from) need
+    not recur verbatim: shared content words count, rare ones more."""
+    _text("fragment", fragment)
+    pats = tuple(patterns)
+    for p in pats:
+        if not isinstance(p, Pattern):
+            raise TypeError(f"patterns must hold Pattern; got {type(p).__name__}")
+    return _similarity(fragment, tuple(p.cues for p in pats))
+
+
+@lru_cache(maxsize=4096)
+def _similarity(fragment: str, cue_sets: tuple[tuple[str, ...], ...]) -> tuple[float, ...]:
+    docs = [(i, " ".join(content_words(c))) for i, cues in enumerate(cue_sets) for c in cues]
+    docs = [(i, d) for i, d in docs if d]
+    if not docs:
+        return tuple(0.0 for _ in cue_sets)
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(lowercase=False, token_pattern=r"\S+")
+    matrix = vec.fit_transform([d for _, d in docs])
+    query = vec.transform([" ".join(content_words(fragment))])
+    sims = (matrix @ query.T).toarray().ravel()
+    best = [0.0] * len(cue_sets)
+    for (i, _), sim in zip(docs, sims, strict=True):
+        best[i] = max(best[i], round(float(sim), 9))
+    return tuple(best)
+
+
+def shared_cue_words(fragment: str, pattern: Pattern) -> int:
+    """The most content words (:func:`content_words`) that ``fragment`` shares with one cue of
+    ``pattern``."""
+    words = set(content_words(fragment))
+    if not isinstance(pattern, Pattern):
+        raise TypeError(f"pattern must be a Pattern; got {type(pattern).__name__}")
+    return max((len(words & set(content_words(c))) for c in pattern.cues), default=0)
+
+
+_SENTINELS = {"-1": "-1", "0": "0"}
+
+
+def constants(fragment: str, description: str, signature: Signature | str) -> tuple[str, ...]:
+    """The integer constants a template slot ``⟨c⟩`` may take for ``fragment`` of ``description``, most
+    likely first and without repeats: the result the description gives when no element qualifies (an
+    ``absent`` edge case, usually ``-1``), the numbers written in the fragment that its element predicate
+    does not already use, and finally ``0`` (where counting starts)."""
+    _text("fragment", fragment)
+    _text("description", description)
+    sig = _signature(signature)
+    out: dict[str, None] = {}
+    for ep in edge_case_phrases(description):
+        if ep.kind == "absent" and ep.outcome in _SENTINELS:
+            out[_SENTINELS[ep.outcome]] = None
+    pred = element_predicate(fragment, sig) or ""
+    used = set(re.findall(r"-?\d+", pred))
+    for m in re.finditer(r"(?<![\w`])(-?\d+)(?![\w`])", fragment):
+        if m.group(1) not in used:
+            out[str(int(m.group(1)))] = None
+    out["0"] = None
+    return tuple(out)
+
+
 __all__ = [
     "EDGE_KINDS",
     "ELEMENT",
     "EdgePhrase",
     "Roles",
+    "constants",
+    "content_words",
     "cue_patterns",
+    "cue_similarity",
+    "shared_cue_words",
     "edge_case_phrases",
     "element_map",
     "element_predicate",

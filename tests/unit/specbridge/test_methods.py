@@ -12,20 +12,23 @@ from neurips26.specbridge.benchmark import benchmark, render_spec
 from neurips26.specbridge.evaluate import evaluate_spec
 from neurips26.specbridge.methods import (
     ALL_METHODS,
+    DIRECT_LEXICON,
     METHODS,
     PLAN_METHODS,
     Context,
     TaskView,
     build_context,
     extract_spec,
+    fill_slots,
     generate,
     policy,
     prompt,
     select_exemplars,
 )
-from neurips26.specbridge.minispec.parser import parse_spec
+from neurips26.specbridge.minispec.parser import parse_signature, parse_spec
+from neurips26.specbridge.minispec.printer import print_spec
 from neurips26.specbridge.nlfp import from_markdown
-from neurips26.specbridge.patterns import SEED_LIBRARY
+from neurips26.specbridge.patterns import SEED_LIBRARY, Pattern
 from neurips26.specbridge.reading import cue_patterns, sentences
 from tests.unit.chat_server import ChatServer, client
 
@@ -122,12 +125,63 @@ def test_specbridge_uses_a_hint_the_seed_lexicon_lacks():
         clause_template="`result` counts the elements `x` among the first `⟨k⟩` of `⟨l⟩` with `⟨p⟩`",
         spec_template="result = ((⟨l⟩.take ⟨k⟩).filter (fun x => ⟨p⟩)).length",
     )
-    hinted = gen("specbridge", task, retrieve=lambda lib, d, s, k=5: ((composite, 1.0),))
+    within = dataclasses.replace(
+        SEED_LIBRARY.get("index_in_range"), name="k_within", cues=("length of the array",)
+    )
+    hinted = gen("specbridge", task, retrieve=lambda lib, d, s, k=5: ((composite, 1.0), (within, 1.0)))
     plain = gen("nlfp", task)
     if "countprefix" in task.id:
-        assert "count_in_prefix" in hinted.plan_text
+        assert "count_in_prefix" in hinted.plan_text and "k_within" in hinted.plan_text
         assert evaluate_spec(task, hinted.spec_text, layers=("computable",)).computable
         assert not evaluate_spec(task, plain.spec_text, layers=("computable",)).computable
+
+
+def _always(_sig):
+    return True
+
+
+def test_planners_own_lexicon_is_the_direct_one():
+    # nlfp knows the six direct idioms (plus the Boolean wrapper) and nothing else: no precondition idiom
+    smoke, _ = splits()
+    own = set(DIRECT_LEXICON) | {"bool_iff"}
+    for task in smoke.eval:
+        plan = from_markdown(gen("nlfp", task).plan_text)
+        assert {c.pattern for c in plan.assumptions + plan.guarantees} <= own, task.id
+        assert plan.assumptions == ()
+    text = prompt("nlfp", (smoke.eval[0].description, smoke.eval[0].signature))[-1].content
+    assert "nonempty_pre" not in text and "max_characterisation" in text
+
+
+def test_mined_pieces_fill_constants_and_combine():
+    # two pieces of one idiom, mined from the same source sentences, with a -1 sentinel and a 0 constant
+    src = "find the index of the first negative number in the array `a`"
+    part1 = Pattern(
+        "first_part1",
+        ("index", src),
+        "if result is `⟨c⟩`, no element of `⟨a⟩` satisfies `⟨p⟩`",
+        "result = ⟨c⟩ → (∀ i, i < ⟨a⟩.size → ¬⟨p @ ⟨a⟩[i]!⟩)",
+        _always,
+    )
+    part2 = Pattern(
+        "first_part2",
+        ("index", src),
+        "if result differs from `⟨c⟩`, `⟨c2⟩` ≤ result and `⟨a⟩`[result]! satisfies `⟨p⟩`",
+        "result ≠ ⟨c⟩ → ⟨c2⟩ ≤ result ∧ result < ⟨a⟩.size ∧ ⟨p @ ⟨a⟩[result.toNat]!⟩",
+        _always,
+    )
+    sig = parse_signature("def firstBig (xs : Array Int) : Int")
+    desc = "Find the index of the first entry of the array `xs` above 7. If none, return -1."
+    assert fill_slots(part1, desc, sig, description=desc) == {"c": "-1", "a": "xs", "p": "x > 7"}
+    assert fill_slots(part2, desc, sig, description=desc) == {"c": "-1", "c2": "0", "a": "xs", "p": "x > 7"}
+    task = TaskView(desc, "def firstBig (xs : Array Int) : Int")
+    reply = policy("specbridge").complete(prompt("specbridge", task, Context(hints=(part1, part2))))
+    post = print_spec(parse_spec(extract_spec(reply.text))).split("Prop :=")[-1]
+    assert "first_part1" in reply.text and "first_part2" in reply.text
+    assert "result = -1 → (∀ i, i < xs.size → ¬xs[i]! > 7)" in post
+    assert "result ≠ -1 → 0 ≤ result" in post
+    # without the hints the planner has no idiom for a first index
+    plain = policy("nlfp").complete(prompt("nlfp", task)).text
+    assert "first_part" not in plain
 
 
 def test_endpoint_path_matches_the_offline_policy(monkeypatch):

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from neurips26.specbridge.patterns import SEED_LIBRARY
+from neurips26.specbridge.patterns import SEED_LIBRARY, match_cues
 from neurips26.specbridge.reading import (
+    constants,
+    content_words,
     cue_patterns,
+    cue_similarity,
     edge_case_phrases,
     element_map,
     element_predicate,
     list_view,
     roles,
     sentences,
+    shared_cue_words,
     witness_predicate,
 )
 
@@ -97,7 +103,59 @@ def test_cue_patterns_sorted_and_filtered():
     assert cue_patterns("Return the largest element", SEED_LIBRARY, "def f (n : Nat) : Nat") == ()
 
 
+def test_content_words_drop_generic_and_predicate_words():
+    words = content_words(
+        "Write a function that returns the index of the first entries greater than 3 in `nums`."
+    )
+    assert words == ("index", "first", "entrie", "num")
+    assert content_words("Every element is at most 0; some are negative, none is odd.") == (
+        "every",
+        "element",
+        "some",
+        "none",
+    )
+
+
+def test_cue_similarity_needs_no_verbatim_phrase():
+    # a mined cue is a whole source sentence: it never recurs verbatim, but its words do
+    mined = dataclasses.replace(
+        SEED_LIBRARY.get("first_index_or_sentinel"),
+        name="first_mined",
+        cues=("index", "find the index of the first negative number in the array `a`"),
+    )
+    other = dataclasses.replace(
+        SEED_LIBRARY.get("sum_equals"), name="sum_mined", cues=("return the sum of the list `l`",)
+    )
+    frag = "Return the index of the first element of `values` that is odd."
+    assert match_cues(mined, frag) == 1.0  # only the single word "index" occurs as a phrase
+    sims = cue_similarity(frag, [mined, other])
+    assert sims[0] > 0.5 and sims[1] == 0.0
+    assert shared_cue_words(frag, mined) == 2 and shared_cue_words(frag, other) == 0
+    assert cue_similarity(frag, []) == ()
+    assert cue_similarity("nothing in common here", [mined]) == (0.0,)
+
+
+def test_constants_for_template_slots():
+    desc = "Return the index of the first entry above 3. If none, return -1."
+    first = sentences(desc)[0]
+    assert constants(first, desc, SIG) == ("-1", "0")  # 3 is the predicate's number
+    assert constants("Keep the first 5 entries.", "Keep the first 5 entries.", SIG) == ("5", "0")
+    assert constants("no digits here", "no digits here", SIG) == ("0",)
+
+
 def test_bad_inputs_are_named():
+    with pytest.raises(TypeError, match="fragment"):
+        cue_similarity(None, [])
+    with pytest.raises(TypeError, match="patterns"):
+        cue_similarity("largest", ["max"])
+    with pytest.raises(TypeError, match="text"):
+        content_words(5)
+    with pytest.raises(TypeError, match="pattern"):
+        shared_cue_words("largest", "max")
+    with pytest.raises(TypeError, match="description"):
+        constants("a", None, SIG)
+    with pytest.raises(ValueError, match="signature"):
+        constants("a", "a", "no signature")
     with pytest.raises(TypeError, match="description"):
         sentences(3)
     with pytest.raises(TypeError, match="phrase"):
