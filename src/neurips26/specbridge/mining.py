@@ -98,7 +98,7 @@ from neurips26.specbridge.minispec.ast import (
     conjoin,
     conjuncts,
 )
-from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_signature, parse_spec
+from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_spec, signature_of
 from neurips26.specbridge.minispec.printer import print_expr, print_type
 from neurips26.specbridge.minispec.typecheck import SpecTypeError, infer
 from neurips26.specbridge.nlfp import (
@@ -217,17 +217,6 @@ def _expr(name: str, value: object) -> Expr:
     if not isinstance(value, Expr):
         raise TypeError(f"{name} must be a MiniSpec Expr; got {type(value).__name__}")
     return value
-
-
-def _signature(signature: object) -> Signature:
-    if isinstance(signature, Signature):
-        return signature
-    if isinstance(signature, str):
-        try:
-            return parse_signature(signature)
-        except SpecSyntaxError as err:
-            raise ValueError(f"signature must be a Lean signature 'def f (x : τ) … : τ'; {err}") from None
-    raise TypeError(f"signature must be a Signature or its Lean text; got {type(signature).__name__}")
 
 
 def _task(task: object) -> Task:
@@ -647,7 +636,7 @@ def reformalise(text: str, signature: Signature | str) -> str:
     (its inverse reading: "up to e" as ``< e``, "when c, t" as ``c → t``, casts left to Lean's elaboration
     except ``.toNat`` where an index or bound needs a ``Nat``). ``ValueError`` names ``text`` when it does
     not read as a verbalised clause."""
-    sig = _signature(signature)
+    sig = signature_of(signature)
     return print_expr(_reformalise_expr(text, sig))
 
 
@@ -999,7 +988,7 @@ def abstract(conjunct: Expr, signature: Signature | str) -> Template:
     condition by ``⟨cond⟩``. ``ValueError`` names ``signature`` when the conjunct uses a name that is neither
     a parameter, ``result``, nor bound."""
     e = normalise(_expr("conjunct", conjunct))
-    sig = _signature(signature)
+    sig = signature_of(signature)
     params = {p.name: p.ty for p in sig.params}
     unknown = sorted(n for n in _free(e) if n not in params and n != RESULT)
     if unknown:
@@ -1559,7 +1548,7 @@ def retrieve(
         raise TypeError(f"description must be a str; got {type(description).__name__}")
     if not description.strip():
         raise ValueError("description must be non-empty text")
-    sig = _signature(signature)
+    sig = signature_of(signature)
     k = check_int("k", k, minimum=1)
     candidates = [p for p in library if p.applies(sig)]
     if not candidates:
@@ -1586,7 +1575,7 @@ def random_hints(
     """``k`` patterns of ``library`` that apply to ``signature``, drawn without replacement with
     ``numpy.random.default_rng(seed)`` (the control condition), each with score 0.0."""
     library = _check_library(library)
-    sig = _signature(signature)
+    sig = signature_of(signature)
     k = check_int("k", k, minimum=1)
     seed = check_seed("seed", seed)
     candidates = sorted((p for p in library if p.applies(sig)), key=lambda p: p.name)

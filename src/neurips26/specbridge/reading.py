@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from neurips26.specbridge.minispec.ast import RESULT, Signature
-from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_signature
+from neurips26.specbridge.minispec.parser import signature_of
 from neurips26.specbridge.patterns import Library, Pattern, match_cues
 
 ELEMENT = "x"
@@ -39,17 +39,6 @@ ELEMENT = "x"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _NUMBER = r"(-?\d+|zero)"
-
-
-def _signature(signature: Signature | str) -> Signature:
-    if isinstance(signature, Signature):
-        return signature
-    if isinstance(signature, str):
-        try:
-            return parse_signature(signature)
-        except SpecSyntaxError as err:
-            raise ValueError(f"signature must be a Lean signature 'def f (x : τ) … : τ'; {err}") from None
-    raise TypeError(f"signature must be a Signature or its Lean text; got {type(signature).__name__}")
 
 
 def _text(name: str, value: object) -> str:
@@ -114,7 +103,7 @@ def element_predicate(phrase: str, signature: Signature | str) -> str | None:
     ``"greater than k"`` -> ``x > k`` when ``k`` is a numeric parameter of ``signature``), or None. Of several
     candidate phrases the earliest wins, then the longest."""
     text = " ".join(_text("phrase", phrase).lower().split())
-    sig = _signature(signature)
+    sig = signature_of(signature)
     found: list[tuple[int, int, str]] = []
     for regex, out in _FIXED_PREDICATES:
         for m in re.finditer(regex, text):
@@ -139,7 +128,7 @@ def witness_predicate(phrase: str, signature: Signature | str) -> str | None:
     ``"perfect square"`` -> ``x * x = n`` for the first numeric parameter ``n``, ``"twice some integer"`` ->
     ``n = 2 * x``."""
     text = " ".join(_text("phrase", phrase).lower().split())
-    sig = _signature(signature)
+    sig = signature_of(signature)
     n = _number_param(sig)
     if n is None:
         return None
@@ -211,7 +200,7 @@ class Roles:
 
 def roles(signature: Signature | str) -> Roles:
     """Which parameter of ``signature`` is the main container and which are numbers."""
-    sig = _signature(signature)
+    sig = signature_of(signature)
     containers = tuple(p.name for p in sig.params if p.ty.is_container or p.ty.name == "String")
     numbers = tuple(p.name for p in sig.params if p.ty.name in ("Nat", "Int"))
     nats = tuple(p.name for p in sig.params if p.ty.name == "Nat")
@@ -221,7 +210,7 @@ def roles(signature: Signature | str) -> Roles:
 def list_view(signature: Signature | str, name: str) -> str:
     """The MiniSpec list view of parameter ``name`` (or ``result``): ``a.toList`` for an Array or a String,
     the name itself for a List."""
-    sig = _signature(signature)
+    sig = signature_of(signature)
     ty = sig.ret if name == RESULT else sig.param(name).ty
     return name if ty.name == "List" else f"{name}.toList"
 
@@ -292,7 +281,7 @@ def cue_patterns(
     _text("sentence", sentence)
     if not isinstance(library, Library):
         raise TypeError(f"library must be a Library; got {type(library).__name__}")
-    sig = None if signature is None else _signature(signature)
+    sig = None if signature is None else signature_of(signature)
     scored = []
     for p in library:
         if sig is not None and not p.applies(sig):
@@ -378,7 +367,7 @@ def constants(fragment: str, description: str, signature: Signature | str) -> tu
     does not already use, and finally ``0`` (where counting starts)."""
     _text("fragment", fragment)
     _text("description", description)
-    sig = _signature(signature)
+    sig = signature_of(signature)
     out: dict[str, None] = {}
     for ep in edge_case_phrases(description):
         if ep.kind == "absent" and ep.outcome in _SENTINELS:
