@@ -68,6 +68,7 @@ from neurips26.specbridge.minispec.ast import (
     Var,
     conjoin,
     conjuncts,
+    map_children,
 )
 from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_signature, parse_spec
 from neurips26.specbridge.minispec.printer import print_expr, print_spec
@@ -520,16 +521,7 @@ def _is_size_of(x: Expr, names: set[str]) -> bool:
 
 def _map(e: Expr, f: Callable[[Expr], Expr | None]) -> Expr:
     """Bottom-up rewrite: children first, then ``f`` (None keeps the node)."""
-    changes = {}
-    for fld in dataclasses.fields(e):
-        if not fld.init:
-            continue
-        v = getattr(e, fld.name)
-        if isinstance(v, Expr):
-            changes[fld.name] = _map(v, f)
-        elif isinstance(v, tuple) and v and all(isinstance(a, Expr) for a in v):
-            changes[fld.name] = tuple(_map(a, f) for a in v)
-    new = dataclasses.replace(e, **changes) if changes else e
+    new = map_children(e, lambda c: _map(c, f))
     out = f(new)
     return new if out is None else out
 

@@ -97,6 +97,7 @@ from neurips26.specbridge.minispec.ast import (
     Var,
     conjoin,
     conjuncts,
+    map_children,
 )
 from neurips26.specbridge.minispec.parser import SpecSyntaxError, parse_expr, parse_spec, signature_of
 from neurips26.specbridge.minispec.printer import print_expr, print_type
@@ -137,25 +138,6 @@ _FLIP = {">": "<", "≥": "≤"}
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _map(e: Expr, f: Callable[[Expr], Expr]) -> Expr:
-    """``e`` with ``f`` applied to each direct child (binders kept as they are)."""
-    if isinstance(e, Var | Lit):
-        return e
-    if isinstance(e, Unary):
-        return Unary(e.op, f(e.arg))
-    if isinstance(e, Binary):
-        return Binary(e.op, f(e.left), f(e.right))
-    if isinstance(e, Call):
-        return Call(e.fn, tuple(f(a) for a in e.args))
-    if isinstance(e, FilterLength):
-        return FilterLength(f(e.items), e.var, f(e.pred))
-    if isinstance(e, Ite):
-        return Ite(f(e.cond), f(e.then_), f(e.else_))
-    if isinstance(e, Quant):
-        return Quant(e.kind, e.var, e.ty, None if e.bound is None else f(e.bound), f(e.body))
-    raise TypeError(f"expr must be a MiniSpec Expr; got {type(e).__name__}")
-
-
 def _free(e: Expr) -> set[str]:
     """The variable names free in ``e``."""
     if isinstance(e, Var):
@@ -167,7 +149,7 @@ def _free(e: Expr) -> set[str]:
     if isinstance(e, Quant):
         return (set() if e.bound is None else _free(e.bound)) | (_free(e.body) - {e.var})
     out: set[str] = set()
-    _map(e, lambda c: out.update(_free(c)) or c)  # type: ignore[func-returns-value]
+    map_children(e, lambda c: out.update(_free(c)) or c)  # type: ignore[func-returns-value]
     return out
 
 
@@ -182,21 +164,21 @@ def _rename_free(e: Expr, old: str, new: str) -> Expr:
         bound = None if e.bound is None else _rename_free(e.bound, old, new)
         body = e.body if e.var == old else _rename_free(e.body, old, new)
         return Quant(e.kind, e.var, e.ty, bound, body)
-    return _map(e, lambda c: _rename_free(c, old, new))
+    return map_children(e, lambda c: _rename_free(c, old, new))
 
 
 def _replace(e: Expr, target: Expr, repl: Expr) -> Expr:
     """``e`` with every subtree equal to ``target`` replaced by ``repl``."""
     if e == target:
         return repl
-    return _map(e, lambda c: _replace(c, target, repl))
+    return map_children(e, lambda c: _replace(c, target, repl))
 
 
 def _drop_casts(e: Expr) -> Expr:
     """``e`` without its explicit casts (``↑x``, ``(x : Int)``, ``x.toNat``)."""
     if isinstance(e, Call) and e.fn in (TO_INT, TO_NAT) and len(e.args) == 1:
         return _drop_casts(e.args[0])
-    return _map(e, _drop_casts)
+    return map_children(e, _drop_casts)
 
 
 def _is_int_lit(e: Expr) -> bool:
@@ -251,7 +233,7 @@ def _rename_binders(e: Expr, avoid: frozenset[str], outer: tuple[str, ...]) -> E
             bound = None if e.bound is None else _rename_binders(e.bound, avoid, outer)
             return Quant(e.kind, new, e.ty, bound, inner)
         return FilterLength(_rename_binders(e.items, avoid, outer), new, inner)
-    return _map(e, lambda c: _rename_binders(c, avoid, outer))
+    return map_children(e, lambda c: _rename_binders(c, avoid, outer))
 
 
 def _unique_binders(e: Expr, counter: list[int]) -> Expr:
@@ -264,11 +246,11 @@ def _unique_binders(e: Expr, counter: list[int]) -> Expr:
             return Quant(e.kind, new, e.ty, bound, _unique_binders(_rename_free(e.body, e.var, new), counter))
         items = _unique_binders(e.items, counter)
         return FilterLength(items, new, _unique_binders(_rename_free(e.pred, e.var, new), counter))
-    return _map(e, lambda c: _unique_binders(c, counter))
+    return map_children(e, lambda c: _unique_binders(c, counter))
 
 
 def _canonical_compare(e: Expr) -> Expr:
-    e = _map(e, _canonical_compare)
+    e = map_children(e, _canonical_compare)
     if isinstance(e, Binary) and e.op in _FLIP:
         return Binary(_FLIP[e.op], e.right, e.left)
     return e
@@ -279,7 +261,7 @@ def _sort_conjunctions(e: Expr) -> Expr:
         parts = [_sort_conjunctions(c) for c in _flatten(e, "∧")]
         parts.sort(key=lambda c: print_expr(c))
         return conjoin(parts)
-    return _map(e, _sort_conjunctions)
+    return map_children(e, _sort_conjunctions)
 
 
 def _flatten(e: Expr, op: str) -> list[Expr]:
@@ -606,7 +588,7 @@ def _nat_positions(e: Expr, env: dict[str, Ty], helpers: tuple[Helper, ...]) -> 
             except SpecTypeError:
                 el = INT
             return FilterLength(items, x.var, go(x.pred, {**scope, x.var: el}))
-        return _map(x, lambda c: go(c, scope))
+        return map_children(x, lambda c: go(c, scope))
 
     return go(e, env)
 
@@ -627,7 +609,7 @@ def _reformalise_expr(text: str, sig: Signature, helpers: tuple[Helper, ...] = (
 
 def _calls(e: Expr) -> set[str]:
     out: set[str] = {e.fn} if isinstance(e, Call) else set()
-    _map(e, lambda c: out.update(_calls(c)) or c)  # type: ignore[func-returns-value]
+    map_children(e, lambda c: out.update(_calls(c)) or c)  # type: ignore[func-returns-value]
     return out
 
 
@@ -683,7 +665,7 @@ def _scope(e: Expr) -> str:
         if isinstance(x, Quant):
             b = _drop_casts(x.bound) if x.bound is not None else None
             parts.append(f"{x.var} : {x.ty}" if b is None else f"{x.var} < {print_expr(b)}")
-        _map(x, lambda c: walk(c) or c)  # type: ignore[func-returns-value]
+        map_children(x, lambda c: walk(c) or c)  # type: ignore[func-returns-value]
 
     walk(e)
     return ", ".join(parts)
@@ -703,7 +685,7 @@ def _has_unbounded(e: Expr) -> bool:
         found = found or _has_unbounded(c)
         return c
 
-    _map(e, walk)
+    map_children(e, walk)
     return found
 
 
@@ -948,7 +930,7 @@ def _slot_names(e: Expr) -> list[str]:
             name = (x.name if isinstance(x, Var) else x.fn)[len(SLOT) :]  # type: ignore[union-attr]
             if name not in out:
                 out.append(name)
-        return _map(x, walk)
+        return map_children(x, walk)
 
     walk(e)
     return out
@@ -959,7 +941,7 @@ def _rename_slots(e: Expr, mapping: Mapping[str, str]) -> Expr:
         return Var(SLOT + mapping[e.name[len(SLOT) :]])  # type: ignore[union-attr]
     if _is_element_slot(e):
         return Call(SLOT + mapping[e.fn[len(SLOT) :]], (_rename_slots(e.args[0], mapping),))  # type: ignore[union-attr]
-    return _map(e, lambda c: _rename_slots(c, mapping))
+    return map_children(e, lambda c: _rename_slots(c, mapping))
 
 
 def _template_text(e: Expr) -> str:
@@ -970,7 +952,7 @@ def _template_text(e: Expr) -> str:
         if _is_element_slot(x):
             elements.append((x.fn[len(SLOT) :], x.args[0]))  # type: ignore[union-attr]
             return Var(f"__elem{len(elements) - 1}")
-        return _map(x, hide)
+        return map_children(x, hide)
 
     text = print_expr(hide(e))
     plain = lambda s: _SLOT_TEXT.sub(lambda m: f"⟨{m.group(1)}⟩", s)  # noqa: E731
@@ -1021,7 +1003,7 @@ def abstract(conjunct: Expr, signature: Signature | str) -> Template:
             return Quant(x.kind, x.var, x.ty, bnd, elements(x.body, bound | {x.var}))
         if isinstance(x, FilterLength):
             return FilterLength(elements(x.items, bound), x.var, elements(x.pred, bound | {x.var}))
-        return _map(x, lambda c: elements(c, bound))
+        return map_children(x, lambda c: elements(c, bound))
 
     e = elements(e, set())
 
@@ -1036,7 +1018,7 @@ def abstract(conjunct: Expr, signature: Signature | str) -> Template:
             key = f"param_{x.name}"
             values.setdefault(key, ("param", x.name, params[x.name].name))
             return Var(SLOT + key)
-        return _map(x, leaves)
+        return map_children(x, leaves)
 
     e = normalise(leaves(e))
     # final slot names by kind and order of first occurrence
@@ -1101,7 +1083,7 @@ def _prefix(e: Expr) -> str:
     def walk(x: Expr) -> Expr:
         if isinstance(x, Quant):
             out.append(f"{x.kind}{'<' if x.bound is not None else ':' + str(x.ty)}")
-        return _map(x, walk)
+        return map_children(x, walk)
 
     walk(e)
     return "".join(out) or "-"
@@ -1158,7 +1140,7 @@ def _seed_expr(pattern: Pattern) -> Expr:
                 return FilterLength(lift(x.items, under_x), x.var, lift(x.pred, now))
             bnd = None if x.bound is None else lift(x.bound, under_x)
             return Quant(x.kind, x.var, x.ty, bnd, lift(x.body, now))
-        return _map(x, lambda c: lift(c, under_x))
+        return map_children(x, lambda c: lift(c, under_x))
 
     return lift(e, False)
 
@@ -1271,7 +1253,7 @@ def _fill_tree(e: Expr, b: Mapping[str, Expr], ren: Mapping[str, str]) -> Expr:
         return b[e.name[len(SLOT) :]]  # type: ignore[union-attr]
     if isinstance(e, Var):
         return Var(ren.get(e.name, e.name))
-    return _map(e, lambda c: _fill_tree(c, b, ren))
+    return map_children(e, lambda c: _fill_tree(c, b, ren))
 
 
 # ----------------------------------------------------------------------------------------------------------
