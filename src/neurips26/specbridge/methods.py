@@ -20,8 +20,23 @@ procedure the policy follows, never in a tuned error rate; all policies read pro
   (:data:`DIRECT_LEXICON`, the model's own idioms, plus the ``bool_iff`` wrapper): one clause per sentence
   fragment whose cue phrases match an idiom (slots from the reading functions), assumptions only from
   fragments that read like preconditions, then the plan decoded with the templates.
-* ``specbridge``: the same planner, plus the top-5 patterns retrieved from the *mined* library shown as
-  formalization hints (name, cues, clause template, spec template). A hint is scored against a fragment by
+* ``specbridge``: the information of few-shot + CoT plus plans and hints: the *same* two exemplars, each
+  shown with the plan reconstructed from its spec (``mining.reconstruct``; only the clauses whose hint
+  round-trips, ``mining.clause_round_trips``), and the top-5 patterns retrieved from the *mined* library as
+  formalization hints. The policy plans fragment by fragment. First it looks for the most similar exemplar
+  plan clause: each clause is attached to the exemplar sentence it formalizes (the sentence sharing most
+  words with the clause text and its formula's cue words, among the sentences that read like
+  preconditions for an assumption and the others, boundary sentences about empty inputs left out, for a
+  guarantee), and a fragment is scored against the clause text and that sentence by the same cue
+  similarity as hints (:data:`EXEMPLAR_MIN_SIMILARITY`, :data:`EXEMPLAR_MIN_SHARED`). The chosen clause's
+  hint is abstracted over the exemplar's signature (``mining.abstract``; of ``result = true ↔ Φ`` the
+  condition Φ, which the planner wraps again) and the template is filled for the new task
+  (:func:`fill_slots`: parameters by role, the element predicate of the fragment or else of the
+  description's first sentence stating one, constants from ``reading.constants`` keeping the exemplar's
+  where the new prose offers them, the exemplar's element map swapped for the one the new prose states).
+  The clause keeps the part (assumption or guarantee) it had in its exemplar, and the clauses its exemplar
+  attaches to the same sentence come with it. Only when no exemplar clause fits does the fragment fall
+  back to the hints and the own lexicon, as follows. A hint is scored against a fragment by
   :func:`~neurips26.specbridge.reading.cue_similarity` (TF-IDF cosine over content words; a mined cue is
   often a whole source sentence that never recurs verbatim), needs a similarity of at least
   :data:`HINT_MIN_SIMILARITY` and :data:`HINT_MIN_SHARED` content words in common with one cue, and
@@ -29,8 +44,9 @@ procedure the policy follows, never in a tuned error rate; all policies read pro
   threshold) are filled by :func:`~neurips26.specbridge.reading.constants`. Mining splits a
   multi-conjunct idiom into pieces; when a hint is planned for a fragment, every other hint that shares a
   source sentence with it (a cue of four or more words) and fills for the same fragment is planned too.
-* ``no_round_trip`` (ablation) and ``random_hints`` (control) run the SpecBridge policy with hints from the
-  library mined without round-trip verification, or drawn at random from the mined library.
+* ``no_round_trip`` (ablation) and ``random_hints`` (control) run the SpecBridge policy with the exemplar
+  plans' clauses and the hints unverified (every reconstructed clause shown, hints from the library mined
+  without round trip), or with verified exemplar plans and hints drawn at random from the mined library.
 
 Choices worth knowing: a plan method's reply holds the plan *and* the decoded spec (a `````lean`` block);
 :func:`generate` takes the spec from the reply and decodes the plan itself only when the block is missing.
@@ -39,14 +55,17 @@ For a ``Bool`` result the planners wrap the planned propositions in one ``bool_i
 by one fragment the planners take the best-scoring one that can be filled and type-checks (ties: hints
 first, then the longer spec template); a fragment that cues a pattern already planned adds nothing, nor
 does a formula planned already. A fragment about the empty input that does not read like a precondition
-plans nothing: it is a boundary case of the main guarantee.
+plans nothing: it is a boundary case of the main guarantee. A transferred clause is named
+``example<k>_<id>`` (``example1_g2``), its text is the verbalisation of its new formula followed by the
+clause it came from, and the names are decodable because the plan's library holds the transferred
+templates.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from neurips26.llm import ChatModel, Message, Scripted
@@ -147,11 +166,13 @@ class TaskView:
 
 @dataclass(frozen=True)
 class Exemplar:
-    """A solved pool task as shown in a prompt: description, signature and spec text."""
+    """A solved pool task as shown in a prompt: description, signature and spec text, and for the
+    SpecBridge variants the ``plan`` reconstructed from the spec (Markdown; ``""`` when none is shown)."""
 
     description: str
     signature: str
     spec: str
+    plan: str = ""
 
 
 @dataclass(frozen=True)
@@ -232,6 +253,35 @@ def _mined_library(pool: tuple[Task, ...], verify: bool) -> Library:
     return _MINED[key]
 
 
+_PLANS: dict[tuple[str, str, str, bool], NLFP] = {}
+
+
+def exemplar_plan(task: Task, *, verified: bool = True) -> NLFP:
+    """The plan reconstructed from ``task``'s trusted spec (``mining.reconstruct``), keeping only the clauses
+    whose formal hint alone gives back their conjunct (``mining.clause_round_trips``) when ``verified``,
+    every clause otherwise. Clause ids stay those of the reconstruction, so a dropped clause leaves a gap."""
+    if not isinstance(task, Task):
+        raise TypeError(f"task must be a Task; got {type(task).__name__}")
+    if not isinstance(verified, bool):
+        raise TypeError(f"verified must be a bool; got {type(verified).__name__}")
+    key = (task.id, task.signature, task.spec, verified)
+    if key not in _PLANS:
+        from neurips26.specbridge import mining
+
+        rec = mining.reconstruct(task)
+        plan = rec.plan
+        if verified:
+            ok = {cid for cid, good in mining.clause_round_trips(task, rec) if good}
+            plan = dataclasses.replace(
+                plan,
+                assumptions=tuple(c for c in plan.assumptions if c.id in ok),
+                guarantees=tuple(c for c in plan.guarantees if c.id in ok),
+                edge_cases=tuple(e for e in plan.edge_cases if e.clause_id is None or e.clause_id in ok),
+            )
+        _PLANS[key] = plan
+    return _PLANS[key]
+
+
 Retrieve = Callable[..., Sequence[tuple[Pattern, float]]]
 
 
@@ -244,10 +294,12 @@ def build_context(
     retrieve: Retrieve | None = None,
     seed: int = 0,
 ) -> Context:
-    """The context ``method`` may show for ``view``: the top exemplars of ``pool`` for the few-shot methods,
-    the hints for the SpecBridge variants (``retrieve(library, description, signature, k=5)``; default
-    ``mining.retrieve``, or ``mining.random_hints`` for ``random_hints``; ``library`` default: mined from
-    ``pool``, with round trip except for ``no_round_trip``), nothing for ``direct`` and ``nlfp``."""
+    """The context ``method`` may show for ``view``: the top exemplars of ``pool`` for the few-shot methods;
+    for the SpecBridge variants the same exemplars, each with its reconstructed plan (:func:`exemplar_plan`:
+    round-trip-verified clauses only, every clause for ``no_round_trip``), plus the hints
+    (``retrieve(library, description, signature, k=5)``; default ``mining.retrieve``, or
+    ``mining.random_hints`` for ``random_hints``; ``library`` default: mined from ``pool``, with round trip
+    except for ``no_round_trip``); nothing for ``direct`` and ``nlfp``."""
     method = check_method(method)
     if not isinstance(view, TaskView):
         raise TypeError(f"view must be a TaskView; got {type(view).__name__}")
@@ -262,6 +314,11 @@ def build_context(
         return Context(exemplars=tuple(Exemplar(t.description, t.signature, t.spec) for t in exs))
     if method not in HINT_METHODS:
         return Context()
+    verified = method != "no_round_trip"
+    exemplars = tuple(
+        Exemplar(t.description, t.signature, t.spec, to_markdown(exemplar_plan(t, verified=verified)))
+        for t in select_exemplars(pool, view.description, N_EXEMPLARS)
+    )
     if library is None:
         library = _mined_library(pool, verify=method != "no_round_trip")
     sig = parse_signature(view.signature)
@@ -275,7 +332,7 @@ def build_context(
     else:
         hits = retrieve(library, view.description, sig, k=N_HINTS)
     hints = tuple(h[0] if isinstance(h, tuple) else h for h in hits)[:N_HINTS]
-    return Context(hints=hints)
+    return Context(exemplars=exemplars, hints=hints)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -306,8 +363,11 @@ _SYSTEM = {
 }
 _SYSTEM["specbridge"] = (
     _SYSTEM["nlfp"].replace(_LAYOUT, "")
-    + "Formalization hints mined from trusted specifications are listed: use a hint's clause template and "
-    "spec template where its cues match the requirement.\n" + _LAYOUT
+    + "Solved examples follow, the most similar first, each with the plan reconstructed from its "
+    "specification: where a part of the requirement reads like a sentence of an example, reuse the plan "
+    "clause that formalizes that sentence, re-instantiated with this task's names and values. "
+    "Formalization hints mined from trusted specifications are listed too: use a hint's clause template "
+    "and spec template where its cues match the requirement.\n" + _LAYOUT
 )
 _SYSTEM["no_round_trip"] = _SYSTEM["specbridge"]
 _SYSTEM["random_hints"] = _SYSTEM["specbridge"]
@@ -327,7 +387,8 @@ def render_hint(index: int, pattern: Pattern) -> str:
 
 def prompt(method: str, view: TaskView | tuple[str, str], context: Context | None = None) -> list[Message]:
     """The messages ``method`` sends for the task ``view`` ((description, signature text)) with what
-    ``context`` may show: exemplars (few-shot methods) and hints (SpecBridge variants)."""
+    ``context`` may show: exemplars (few-shot methods; SpecBridge variants with each exemplar's plan between
+    its signature and its spec) and hints (SpecBridge variants)."""
     method = check_method(method)
     if isinstance(view, tuple) and len(view) == 2:
         view = TaskView(*view)
@@ -344,7 +405,7 @@ def prompt(method: str, view: TaskView | tuple[str, str], context: Context | Non
         f"Description: {view.description}",
         f"Signature: `{view.signature}`",
     ]
-    if method in EXEMPLAR_METHODS:
+    if method in EXEMPLAR_METHODS + HINT_METHODS:
         for i, ex in enumerate(context.exemplars, start=1):
             parts += [
                 "",
@@ -352,11 +413,10 @@ def prompt(method: str, view: TaskView | tuple[str, str], context: Context | Non
                 "",
                 f"Description: {' '.join(ex.description.split())}",
                 f"Signature: `{ex.signature}`",
-                "Specification:",
-                "```lean",
-                ex.spec.strip(),
-                "```",
             ]
+            if method in HINT_METHODS and ex.plan.strip():
+                parts += ["Plan:", "```markdown", ex.plan.strip(), "```"]
+            parts += ["Specification:", "```lean", ex.spec.strip(), "```"]
     if method in HINT_METHODS:
         parts += ["", "## Formalization hints", ""]
         parts += [render_hint(i, p) + "\n" for i, p in enumerate(context.hints, start=1)] or ["(none)"]
@@ -393,11 +453,12 @@ def _read_prompt(messages: Sequence[Message]) -> _Read:
     sig = parse_signature(m.group(2))
     exemplars = []
     for em in re.finditer(
-        r"## Example \d+\s+Description: ([^\n]*)\nSignature: `([^`]*)`\nSpecification:\n```lean\n(.*?)\n```",
+        r"## Example \d+\s+Description: ([^\n]*)\nSignature: `([^`]*)`\n"
+        r"(?:Plan:\n```markdown\n(.*?)\n```\n)?Specification:\n```lean\n(.*?)\n```",
         text,
         re.S,
     ):
-        exemplars.append(Exemplar(em.group(1), em.group(2), em.group(3)))
+        exemplars.append(Exemplar(em.group(1), em.group(2), em.group(4), em.group(3) or ""))
     hints = []
     for hm in re.finditer(
         r"### Hint \d+: (\S+)\n- cues: (.*)\n- clause template: (.*)\n- spec template: (.*)", text
@@ -457,15 +518,25 @@ def _mentions_result_container(t: str) -> bool:
 
 
 def fill_slots(
-    pattern: Pattern, phrase: str, signature: Signature, *, description: str | None = None
+    pattern: Pattern,
+    phrase: str,
+    signature: Signature,
+    *,
+    description: str | None = None,
+    prefer: Mapping[str, str] | None = None,
 ) -> dict[str, str] | None:
     """Slot values for ``pattern`` read from ``phrase`` (a fragment of ``description``, default: the phrase
     alone) and the parameter roles of ``signature``, or None when a slot cannot be filled. Constant slots
-    take, in order, the distinct values of :func:`~neurips26.specbridge.reading.constants`."""
+    take, in order, the distinct values of :func:`~neurips26.specbridge.reading.constants`; a constant slot
+    named in ``prefer`` takes the preferred value instead when that value is among them (a transferred
+    clause keeps its exemplar's constant where the new prose offers it too)."""
     if not isinstance(pattern, Pattern):
         raise TypeError(f"pattern must be a Pattern; got {type(pattern).__name__}")
     if description is not None and not isinstance(description, str):
         raise TypeError(f"description must be a str or None; got {type(description).__name__}")
+    if prefer is not None and not isinstance(prefer, Mapping):
+        raise TypeError(f"prefer must be a mapping or None; got {type(prefer).__name__}")
+    prefer = {} if prefer is None else prefer
     r = roles(signature)
     consts = list(constants(phrase, phrase if description is None else description, signature))
     kinds = _slot_roles(pattern)
@@ -493,7 +564,9 @@ def fill_slots(
         elif kind == "const":
             if not consts:
                 return None
-            out[s] = consts.pop(0)
+            want = prefer.get(s)
+            out[s] = want if want in consts else consts[0]
+            consts.remove(out[s])
         else:
             value = {
                 "pred": lambda: element_predicate(phrase, signature),
@@ -508,15 +581,27 @@ def fill_slots(
 
 
 def _views(e: Expr, signature: Signature) -> Expr:
-    """``e`` with ``.size`` of a List or String parameter read as ``.length``."""
+    """``e`` with ``.size`` of a List or String parameter read as ``.length`` and ``.length`` of an Array
+    parameter as ``.size``."""
     seqs = {p.name for p in signature.params if p.ty.name in ("List", "String")}
+    arrays = {p.name for p in signature.params if p.ty.name == "Array"}
     if signature.ret.name in ("List", "String"):
         seqs.add(RESULT)
-    return _map(e, lambda x: Call(LENGTH, x.args) if _is_size_of(x, seqs) else None)
+    if signature.ret.name == "Array":
+        arrays.add(RESULT)
+
+    def f(x: Expr) -> Expr | None:
+        if _is_size_of(x, seqs, SIZE):
+            return Call(LENGTH, x.args)  # type: ignore[attr-defined]
+        if _is_size_of(x, arrays, LENGTH):
+            return Call(SIZE, x.args)  # type: ignore[attr-defined]
+        return None
+
+    return _map(e, f)
 
 
-def _is_size_of(x: Expr, names: set[str]) -> bool:
-    return isinstance(x, Call) and x.fn == SIZE and isinstance(x.args[0], Var) and x.args[0].name in names
+def _is_size_of(x: Expr, names: set[str], fn: str) -> bool:
+    return isinstance(x, Call) and x.fn == fn and isinstance(x.args[0], Var) and x.args[0].name in names
 
 
 def _map(e: Expr, f: Callable[[Expr], Expr | None]) -> Expr:
@@ -538,9 +623,14 @@ def _typechecks(formula: Expr, signature: Signature, with_result: bool) -> bool:
 
 
 def _formula(
-    pattern: Pattern, phrase: str, signature: Signature, with_result: bool, description: str | None = None
+    pattern: Pattern,
+    phrase: str,
+    signature: Signature,
+    with_result: bool,
+    description: str | None = None,
+    prefer: Mapping[str, str] | None = None,
 ) -> tuple[Expr, dict] | None:
-    slots = fill_slots(pattern, phrase, signature, description=description)
+    slots = fill_slots(pattern, phrase, signature, description=description, prefer=prefer)
     if slots is None:
         return None
     try:
@@ -924,12 +1014,165 @@ def _ranked(
 _BOUNDARY = frozenset({"empty"})
 
 
+def _boundary(text: str) -> bool:
+    """Whether ``text`` mentions an empty input (a boundary case of a guarantee, unless it reads like a
+    precondition)."""
+    return any(ep.kind in _BOUNDARY for ep in edge_case_phrases(text))
+
+
 def _source_sentences(p: Pattern) -> frozenset[str]:
     """The cues of ``p`` that are sentences (a mined pattern's cues hold its sources' sentences)."""
     return frozenset(c for c in p.cues if len(c.split()) >= 4)
 
 
-def _plan(description: str, sig: Signature, lexicon: Library, hints: tuple[Pattern, ...] = ()) -> NLFP:
+EXEMPLAR_MIN_SIMILARITY = 0.3
+"""The least cue similarity between a fragment and an exemplar plan clause (its text and the exemplar
+sentence it formalizes) at which the SpecBridge planner transfers that clause."""
+EXEMPLAR_MIN_SHARED = 2
+"""The least number of content words a fragment must share with the text or the sentence of an exemplar
+plan clause for the planner to transfer it."""
+TRANSFER_PREFIX = "example"
+"""Transferred clauses follow the pattern ``example<k>_<clause id>`` (clause ``G2`` of example 1:
+``example1_g2``)."""
+
+
+@dataclass(frozen=True)
+class _Transfer:
+    """An exemplar plan clause made reusable: ``pattern`` (spec template: the clause's hint abstracted over
+    the exemplar's signature; cues: the clause text and the exemplar sentence it formalizes), the ``part`` it
+    belongs to (``"pre"`` or ``"post"``), whether it is the condition of a Boolean result (``bool_inner``),
+    the exemplar's constants (``prefer``), its ``source`` sentence, a readable reference ``ref`` and the
+    element map the exemplar's prose states (``"x * x"`` for "squares"), if any."""
+
+    pattern: Pattern
+    part: str
+    bool_inner: bool
+    prefer: tuple[tuple[str, str], ...]
+    source: str
+    ref: str
+    element_map: str | None = None
+
+
+def _is_bool_definition(e: Expr) -> bool:
+    """Whether ``e`` reads ``result = true ↔ Φ`` with Φ free of ``result``."""
+    return (
+        isinstance(e, Binary)
+        and e.op == "↔"
+        and e.left == Binary("=", Var(RESULT), Lit(True))
+        and not re.search(r"\bresult\b", print_expr(e.right))
+    )
+
+
+def _cue_text(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _transfers(exemplars: Sequence[Exemplar]) -> tuple[_Transfer, ...]:
+    """The clauses of the exemplars' plans as reusable templates (exemplars without a readable plan, and
+    clauses whose hint does not parse or abstract, give none). Each clause is attached to the sentence of
+    its exemplar's description that shares most words with the clause text and the cue words of its
+    formula (:func:`verbalise`) among the sentences that read like preconditions (assumptions) or the other
+    ones (guarantees); the first of them when none shares any word."""
+    from neurips26.specbridge import mining
+
+    out: list[_Transfer] = []
+    for k, ex in enumerate(exemplars, start=1):
+        if not ex.plan.strip():
+            continue
+        try:
+            plan = from_markdown(ex.plan)
+            sig = parse_signature(ex.signature)
+        except (PlanFormatError, SpecSyntaxError, ValueError):
+            continue
+        sents = list(sentences(ex.description)) or [ex.description]
+        pre_sents = [x for x in sents if _PRE_LIKE.search(x)]
+        post_sents = [x for x in sents if not _PRE_LIKE.search(x) and not _boundary(x)]
+        old_map = next((m for m in map(element_map, sents) if m is not None), None)
+        for c in plan.clauses:
+            if not c.formal_hint:
+                continue
+            try:
+                e = parse_expr(c.formal_hint)
+            except SpecSyntaxError:
+                continue
+            inner = _is_bool_definition(e) and c.id.startswith("G")
+            try:
+                t = mining.abstract(e.right if inner else e, sig)  # type: ignore[union-attr]
+            except (ValueError, TypeError):
+                continue
+            options = (pre_sents if c.id.startswith("A") else post_sents) or sents
+            i, _ = _best_sentence(f"{c.text} {verbalise(e)}", options)
+            source = options[max(i, 0)]
+            ref = f"{c.id} of example {k}"
+            slots = ", ".join(f"{x.name} = `⟨{x.name}⟩`" for x in t.slots)
+            try:
+                pattern = Pattern(
+                    f"{TRANSFER_PREFIX}{k}_{c.id.lower()}",
+                    (_cue_text(c.text), _cue_text(source)),
+                    f"as {ref}" + (f" with {slots}" if slots else ""),
+                    t.text,
+                    _always,
+                )
+            except (ValueError, TypeError):
+                continue
+            prefer = tuple((x.name, x.value) for x in t.slots if x.kind == "const")
+            part = "pre" if c.id.startswith("A") else "post"
+            out.append(_Transfer(pattern, part, inner, prefer, _cue_text(source), ref, old_map))
+    return tuple(out)
+
+
+def _transfer_formula(
+    t: _Transfer, frag: str, sig: Signature, description: str, with_result: bool
+) -> tuple[Expr, dict] | None:
+    """The exemplar clause ``t`` re-instantiated for the new task: slots filled from ``frag`` (an element
+    predicate the fragment lacks is read from the description's first sentence that states one), the
+    exemplar's constants kept where the new prose offers them, and the exemplar's element map replaced by
+    the one the new prose states."""
+    prefer = dict(t.prefer)
+    got = _formula(t.pattern, frag, sig, with_result, description=description, prefer=prefer)
+    if got is None:
+        alt = next((x for x in sentences(description) if element_predicate(x, sig) is not None), None)
+        if alt is None or alt == frag:
+            return None
+        got = _formula(t.pattern, alt, sig, with_result, description=description, prefer=prefer)
+        if got is None:
+            return None
+    new_map = element_map(frag) or next(
+        (m for m in map(element_map, sentences(description)) if m is not None), None
+    )
+    if t.element_map is not None and new_map is not None and new_map != t.element_map:
+        try:
+            swapped = _swap_predicate(got[0], t.element_map, new_map)
+        except SpecSyntaxError:
+            return got
+        if swapped != got[0] and _typechecks(swapped, sig, with_result):
+            return swapped, got[1]
+    return got
+
+
+def _transfer_candidates(frag: str, transfers: tuple[_Transfer, ...]) -> list[_Transfer]:
+    """The exemplar clauses similar enough to ``frag`` (:data:`EXEMPLAR_MIN_SIMILARITY`, and
+    :data:`EXEMPLAR_MIN_SHARED` content words shared with the clause text or its sentence), most similar
+    first, ties by the longer template, then by name."""
+    if not transfers:
+        return []
+    sims = cue_similarity(frag, [t.pattern for t in transfers])
+    scored = [
+        (sim, t)
+        for t, sim in zip(transfers, sims, strict=True)
+        if sim >= EXEMPLAR_MIN_SIMILARITY and shared_cue_words(frag, t.pattern) >= EXEMPLAR_MIN_SHARED
+    ]
+    scored.sort(key=lambda st: (-st[0], -len(st[1].pattern.spec_template), st[1].pattern.name))
+    return [t for _, t in scored]
+
+
+def _plan(
+    description: str,
+    sig: Signature,
+    lexicon: Library,
+    hints: tuple[Pattern, ...] = (),
+    transfers: tuple[_Transfer, ...] = (),
+) -> NLFP:
     """The plan the planner policies write (see the module docstring)."""
     is_bool = sig.ret.name == "Bool"
     r = roles(sig)
@@ -954,10 +1197,45 @@ def _plan(description: str, sig: Signature, lexicon: Library, hints: tuple[Patte
         used.add(p.name)
         return True
 
+    by_name = {t.pattern.name: t for t in transfers}
+
+    def transfer(t: _Transfer, frag: str, pre_like: bool) -> bool:
+        """Plan the exemplar clause ``t`` re-instantiated for ``frag`` if it fits (filled, well typed, in the
+        part it had in its exemplar)."""
+        if t.part == "pre":
+            if not pre_like:
+                return False
+            with_result, part = False, assumptions
+        else:
+            if t.bool_inner != is_bool:
+                return False
+            with_result, part = not is_bool, guarantees
+        got = _transfer_formula(t, frag, sig, description, with_result)
+        if got is None:
+            return False
+        if all(got[0] != e for _, _, e in part):
+            part.append((t.pattern, got[1], got[0]))
+        used.add(t.pattern.name)
+        return True
+
     for frag in _fragments(description):
         pre_like = _PRE_LIKE.search(frag) is not None
-        if not pre_like and any(ep.kind in _BOUNDARY for ep in edge_case_phrases(frag)):
+        if not pre_like and _boundary(frag):
             continue  # a boundary case (empty input, none or several qualify) of the main guarantee
+        done = False
+        for t in _transfer_candidates(frag, transfers):
+            if t.pattern.name in used:
+                done = True  # the fragment restates a clause planned already
+                break
+            if transfer(t, frag, pre_like):
+                for q in transfers:  # the other clauses its exemplar attaches to the same sentence
+                    same = q.ref.split(" of ")[1] == t.ref.split(" of ")[1] and q.source == t.source
+                    if same and q.pattern.name not in used:
+                        transfer(q, frag, pre_like)
+                done = True
+                break
+        if done:
+            continue
         for p, is_hint in _ranked(frag, sig, lexicon, hints):
             if p.name in used:
                 break
@@ -971,10 +1249,15 @@ def _plan(description: str, sig: Signature, lexicon: Library, hints: tuple[Patte
             break
 
     def clause(cid: str, p: Pattern, slots: dict, e: Expr) -> Clause:
-        try:
-            text = fill_clause(p, slots)
-        except ValueError:
-            text = f"{p.name} holds"
+        if p.name in by_name:
+            from neurips26.specbridge.mining import verbalise as say
+
+            text = f"{say(e)} (as {by_name[p.name].ref})"
+        else:
+            try:
+                text = fill_clause(p, slots)
+            except ValueError:
+                text = f"{p.name} holds"
         return Clause(cid, " ".join(text.split()), p.name, "", print_expr(e))
 
     a_clauses = [clause(f"A{i}", *x) for i, x in enumerate(assumptions, start=1)]
@@ -1047,17 +1330,21 @@ def _as_hints(hints: Sequence[Pattern]) -> tuple[Pattern, ...]:
     return tuple(dataclasses.replace(h, name=f"hint_{h.name}") if h.name in own else h for h in hints)
 
 
-def _lexicon(hints: Sequence[Pattern]) -> Library:
-    return Library(_as_hints(hints) + tuple(_PLANNER))
+def _lexicon(hints: Sequence[Pattern], exemplars: Sequence[Exemplar] = ()) -> Library:
+    """What a plan of the planners may name: the transferred exemplar clauses, the hints and the own
+    lexicon."""
+    return Library(tuple(t.pattern for t in _transfers(exemplars)) + _as_hints(hints) + tuple(_PLANNER))
 
 
 def _planner(use_hints: bool) -> Callable[[tuple[Message, ...]], str]:
     def answer(messages: tuple[Message, ...]) -> str:
         read = _read_prompt(messages)
         hints = _as_hints(read.hints) if use_hints else ()
-        plan = _plan(read.description, read.signature, _PLANNER, hints)
+        transfers = _transfers(read.exemplars) if use_hints else ()
+        plan = _plan(read.description, read.signature, _PLANNER, hints, transfers)
+        lexicon = Library(tuple(t.pattern for t in transfers) + hints + tuple(_PLANNER))
         try:
-            spec = print_spec(decode(plan, read.signature, Library(hints + tuple(_PLANNER))).spec)
+            spec = print_spec(decode(plan, read.signature, lexicon).spec)
         except (PlanDecodeError, ValueError) as err:
             return to_markdown(plan) + f"\nThe plan does not decode: {err}\n"
         return to_markdown(plan) + "\n" + _fence(spec)
@@ -1139,7 +1426,7 @@ def generate(
     plan_text = extract_plan(reply) if method in PLAN_METHODS else None
     if spec_text is None and plan_text is not None:
         try:
-            lexicon = _lexicon(ctx.hints)
+            lexicon = _lexicon(ctx.hints, ctx.exemplars if method in HINT_METHODS else ())
             plan = from_markdown(plan_text)
             spec_text = print_spec(decode(plan, task.signature, lexicon).spec)
         except (PlanFormatError, PlanDecodeError, ValueError) as err:
@@ -1154,6 +1441,8 @@ __all__ = [
     "ALL_METHODS",
     "DIRECT_LEXICON",
     "EXEMPLAR_METHODS",
+    "EXEMPLAR_MIN_SHARED",
+    "EXEMPLAR_MIN_SIMILARITY",
     "HINT_MIN_SHARED",
     "HINT_MIN_SIMILARITY",
     "HINT_METHODS",
@@ -1162,6 +1451,7 @@ __all__ = [
     "N_EXEMPLARS",
     "N_HINTS",
     "PLAN_METHODS",
+    "TRANSFER_PREFIX",
     "VARIANTS",
     "Context",
     "Exemplar",
@@ -1169,6 +1459,7 @@ __all__ = [
     "TaskView",
     "build_context",
     "check_method",
+    "exemplar_plan",
     "extract_plan",
     "extract_spec",
     "fill_slots",

@@ -8,6 +8,7 @@ from functools import cache
 import pytest
 
 from neurips26.llm import Message, Scripted
+from neurips26.specbridge import mining
 from neurips26.specbridge.benchmark import benchmark, render_spec
 from neurips26.specbridge.evaluate import evaluate_spec
 from neurips26.specbridge.methods import (
@@ -16,8 +17,10 @@ from neurips26.specbridge.methods import (
     METHODS,
     PLAN_METHODS,
     Context,
+    Exemplar,
     TaskView,
     build_context,
+    exemplar_plan,
     extract_spec,
     fill_slots,
     generate,
@@ -27,7 +30,7 @@ from neurips26.specbridge.methods import (
 )
 from neurips26.specbridge.minispec.parser import parse_signature, parse_spec
 from neurips26.specbridge.minispec.printer import print_spec
-from neurips26.specbridge.nlfp import from_markdown
+from neurips26.specbridge.nlfp import from_markdown, to_markdown
 from neurips26.specbridge.patterns import SEED_LIBRARY, Pattern
 from neurips26.specbridge.reading import cue_patterns, sentences
 from tests.unit.chat_server import ChatServer, client
@@ -128,7 +131,9 @@ def test_specbridge_uses_a_hint_the_seed_lexicon_lacks():
     within = dataclasses.replace(
         SEED_LIBRARY.get("index_in_range"), name="k_within", cues=("length of the array",)
     )
-    hinted = gen("specbridge", task, retrieve=lambda lib, d, s, k=5: ((composite, 1.0), (within, 1.0)))
+    hinted = gen(
+        "specbridge", task, pool=(), retrieve=lambda lib, d, s, k=5: ((composite, 1.0), (within, 1.0))
+    )
     plain = gen("nlfp", task)
     if "countprefix" in task.id:
         assert "count_in_prefix" in hinted.plan_text and "k_within" in hinted.plan_text
@@ -182,6 +187,103 @@ def test_mined_pieces_fill_constants_and_combine():
     # without the hints the planner has no idiom for a first index
     plain = policy("nlfp").complete(prompt("nlfp", task)).text
     assert "first_part" not in plain
+
+
+def _leave_one_out(k):
+    pool = splits()[1].pool
+    return pool[k], pool[:k] + pool[k + 1 :]
+
+
+def test_specbridge_shows_the_few_shot_exemplars_with_their_plans():
+    task, rest = _leave_one_out(3)
+    view = TaskView(task.description, task.signature)
+    few = build_context("few_shot_cot", view, pool=rest)
+    sb = build_context("specbridge", view, pool=rest, library=SEED_LIBRARY, retrieve=cue_retrieve)
+    assert len(sb.exemplars) == 2
+    assert [(e.description, e.spec) for e in sb.exemplars] == [(e.description, e.spec) for e in few.exemplars]
+    user = prompt("specbridge", view, sb)[-1].content
+    assert user.count("Plan:\n```markdown") == 2 and user.count("Specification:\n```lean") == 2
+    for ex in sb.exemplars:
+        assert from_markdown(ex.plan).guarantees  # a well-formed plan with at least one guarantee
+        assert ex.plan.strip() in user
+        assert user.index(ex.description) < user.index(ex.plan.strip()) < user.index(ex.spec.strip())
+    assert "Plan:" not in prompt("few_shot_cot", view, few)[-1].content
+    # the ablation shows every reconstructed clause, the others only the round-tripping ones
+    nrt = build_context("no_round_trip", view, pool=rest, library=SEED_LIBRARY, retrieve=cue_retrieve)
+    by_desc = {t.description: t for t in rest}
+    for a, b in zip(sb.exemplars, nrt.exemplars, strict=True):
+        assert a.plan == to_markdown(exemplar_plan(by_desc[a.description]))
+        assert b.plan == to_markdown(exemplar_plan(by_desc[b.description], verified=False))
+
+
+def test_exemplar_plans_keep_only_round_tripping_clauses():
+    pool = splits()[1].pool
+    checked = lossy = 0
+    for t in pool[12:16]:
+        ok = mining.clause_round_trips(t, mining.reconstruct(t))
+        assert [c.id for c in exemplar_plan(t).clauses] == [cid for cid, good in ok if good]
+        assert [c.id for c in exemplar_plan(t, verified=False).clauses] == [cid for cid, _ in ok]
+        checked += 1
+        lossy += not all(good for _, good in ok)
+    assert checked == 4 and lossy >= 1  # the lossy verbaliser breaks at least one clause
+    with pytest.raises(TypeError, match="task"):
+        exemplar_plan(pool[0].id)
+    with pytest.raises(TypeError, match="verified"):
+        exemplar_plan(pool[0], verified="yes")
+
+
+def test_specbridge_is_deterministic_and_never_sees_the_task_reference():
+    for k in (9, 21):
+        task, rest = _leave_one_out(k)
+        wrong = dataclasses.replace(task, spec=render_spec(task.signature, "True", "False"))
+        kw = {"pool": rest, "library": SEED_LIBRARY, "retrieve": cue_retrieve}
+        a, b, c = (generate("specbridge", t, **kw) for t in (task, wrong, task))
+        assert a.reply == b.reply == c.reply and a.messages == b.messages
+        text = "\n".join(m.content for m in a.messages)
+        assert task.postcondition.strip() not in text and task.description in text
+
+
+def _exemplar(tid):
+    t = next(x for x in splits()[1].pool if x.id == tid)
+    return Exemplar(t.description, t.signature, t.spec, to_markdown(exemplar_plan(t)))
+
+
+@pytest.mark.parametrize(
+    ("source", "description", "signature", "pre", "post"),
+    [
+        (
+            "hw-tail-sum",
+            "Given a list `zs` and a position `j`, return the sum of the elements from position `j` to the "
+            "end. A larger `j` than the length is not allowed.",
+            "def tailTotal (zs : List Int) (j : Nat) : Int",
+            "j ≤ zs.length",
+            "result = (zs.drop j).sum",
+        ),
+        (
+            "p19-038-map",
+            "Write a function that triples every element of the integer array `ws` and returns the new "
+            "array.",
+            "def tripleAll (ws : Array Int) : Array Int",
+            "True",
+            "(∀ i, i < ws.size → result[i]! = 3 * ws[i]!) ∧ result.size = ws.size",
+        ),
+    ],
+)
+def test_a_transferred_clause_is_reinstantiated_for_the_new_task(source, description, signature, pre, post):
+    ex = _exemplar(source)
+    old_names = {p.name for p in parse_signature(ex.signature).params}
+    view = TaskView(description, signature)
+    reply = policy("specbridge").complete(prompt("specbridge", view, Context(exemplars=(ex,)))).text
+    spec = parse_spec(extract_spec(reply))
+    text = print_spec(spec)
+    assert text.split("Prop :=")[1].split("def ")[0].strip() == pre
+    assert text.split("Prop :=")[-1].strip() == post
+    plan = from_markdown(reply[: reply.index("```lean")])
+    assert all(c.pattern.startswith("example1_") for c in plan.clauses) and plan.guarantees
+    assert all(f"{n}[" not in text and f"{n}." not in text for n in old_names - {"values"})
+    # the planner's own lexicon has no such idiom
+    plain = policy("nlfp").complete(prompt("nlfp", view)).text
+    assert print_spec(parse_spec(extract_spec(plain))) != text
 
 
 def test_endpoint_path_matches_the_offline_policy(monkeypatch):
@@ -239,3 +341,5 @@ def test_bad_inputs_are_named():
         gen("specbridge", task, library=["x"])
     with pytest.raises(TypeError, match="context"):
         prompt("direct", (task.description, task.signature), {"hints": ()})
+    with pytest.raises(TypeError, match="prefer"):
+        fill_slots(SEED_LIBRARY.get("count_matches"), "x", parse_signature(task.signature), prefer=["c"])
