@@ -1233,6 +1233,9 @@ def novel_combinations(pool: tuple[Task, ...], tasks: tuple[Task, ...]) -> tuple
 
 
 BENCHMARK_SEED = 19
+EVAL_SEED = 1919
+"""Seed of the evaluation split's generated tasks. An earlier draw (seeds 20 and 21) served while the methods
+were being built; the committed claims use this fresh one, which no method was developed on."""
 
 
 def benchmark(scale: str = "default") -> Split:
@@ -1251,8 +1254,8 @@ def benchmark(scale: str = "default") -> Split:
     pool_gen = _fill(n_pool - len(hand_pool), BENCHMARK_SEED, regular, "p", taken)
     n_gen = n_eval - len(hand_eval)
     n_held = (n_gen + 1) // 2
-    eval_gen = _fill(n_held, BENCHMARK_SEED + 1, held, "h", taken)
-    eval_gen += _fill(n_gen - n_held, BENCHMARK_SEED + 2, regular, "e", taken)
+    eval_gen = _fill(n_held, EVAL_SEED, held, "h", taken)
+    eval_gen += _fill(n_gen - n_held, EVAL_SEED + 1, regular, "e", taken)
     split = Split(pool=hand_pool + pool_gen, eval=hand_eval + eval_gen)
     if 3 * len(novel_combinations(split.pool, split.eval)) < len(split.eval):
         raise RuntimeError("the evaluation split lost its unseen pattern combinations")
@@ -1261,6 +1264,7 @@ def benchmark(scale: str = "default") -> Split:
 
 __all__ = [
     "BENCHMARK_SEED",
+    "EVAL_SEED",
     "FAMILIES",
     "HELD_OUT_FAMILIES",
     "PATTERNS",

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from neurips26.llm.offline import Scripted
-from neurips26.specbridge.benchmark import benchmark
+from neurips26.specbridge.benchmark import benchmark, generate_tasks
 from neurips26.specbridge.evaluate import (
     PROFILES,
     LLMJudge,
@@ -35,7 +35,7 @@ TEST_LAYERS = ("alignment", "computable")
 @pytest.fixture(scope="module")
 def tasks():
     split = benchmark("smoke")
-    return split.pool + split.eval
+    return split.pool + split.eval + generate_tasks(1, 20, families=("minprefix",))
 
 
 def _task(tasks, task_id):
@@ -123,7 +123,7 @@ WEAKENED_BOUNDS = [
     ("hw-arg-min", "(∀ i, i < a.size → a[result]! ≤ a[i]!)", "(∀ i, i < a.size + 1 → a[result]! ≤ a[i]!)"),
     ("hw-distances", "∀ i, i < a.size →", "∀ i, i < a.size + 1 →"),
     ("p19-004-all", "∀ i, i < nums.size →", "∀ i, i < nums.size + 1 →"),
-    ("h20-001-minprefix", "(∀ i, i < k → result ≤ a[i]!)", "(∀ i, i < k + 1 → result ≤ a[i]!)"),
+    ("g20-000-minprefix", "(∀ i, i < k → result ≤ a[i]!)", "(∀ i, i < k + 1 → result ≤ a[i]!)"),
 ]
 
 

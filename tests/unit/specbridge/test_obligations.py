@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from neurips26.specbridge.benchmark import benchmark
+from neurips26.specbridge.benchmark import benchmark, generate_tasks
 from neurips26.specbridge.minispec.ast import INT, NAT, Param, Signature, Ty
 from neurips26.specbridge.minispec.parser import parse_spec
 from neurips26.specbridge.obligations import (
@@ -24,7 +24,7 @@ from neurips26.specbridge.obligations import (
 @pytest.fixture(scope="module")
 def tasks():
     split = benchmark("smoke")
-    return split.pool + split.eval
+    return split.pool + split.eval + generate_tasks(1, 20, families=("minprefix",))
 
 
 def _task(tasks, task_id):
@@ -114,7 +114,7 @@ def test_bad_obligations_are_named():
 
 
 def test_check_signature_accepts_the_reference_and_names_mismatches(tasks):
-    t = _task(tasks, "h20-001-minprefix")
+    t = _task(tasks, "g20-000-minprefix")
     spec = parse_spec(t.spec)
     check_signature(spec, t)
     sig = spec.signature
