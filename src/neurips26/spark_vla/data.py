@@ -30,7 +30,7 @@ SPLIT_SEEDS = {"train": 0, "pretrain": 1_000_000, "dev": 2_000_000, "eval": 3_00
 #: Episodes per split at each scale. 4,000 training scenes, not 400: on 400 the policy memorises its scenes
 #: (development runs: 80 % success on training scenes, 2 % on new ones).
 SPLIT_SIZES = {
-    "smoke": {"train": 40, "pretrain": 300, "dev": 20, "eval": 20},
+    "smoke": {"train": 40, "pretrain": 150, "dev": 20, "eval": 20},
     "default": {"train": 4000, "pretrain": 3000, "dev": 200, "eval": 200},
     "paper": {"train": 20000, "pretrain": 10000, "dev": 400, "eval": 400},
 }

@@ -122,7 +122,7 @@ def plan(scale: str) -> Plan:
         pretrain_episodes=data.SPLIT_SIZES["smoke"]["pretrain"],
         pretrain_steps=10,
         train_episodes=data.SPLIT_SIZES["smoke"]["train"],
-        train=TrainConfig(steps=6, batch_size=16, lr=3e-3),
+        train=TrainConfig(steps=6, batch_size=8, lr=3e-3),
         validation_episodes=6,
     )
     return pick(scale, smoke=smoke, default=default)
@@ -199,7 +199,8 @@ def build_model(name: str, scale: str, meta: SparkMeta, state: dict[str, torch.T
     encoder, _ = pretrained("encoder", scale, verbose=False)
     model = VLAModel(VARIANTS[r.variant], encoder, seed=r.seed)
     reference = model.state_dict()
-    kept = {k: v for k, v in reference.items() if k not in set(_variant_drop(model))}
+    dropped = set(_variant_drop(model))
+    kept = {k: v for k, v in reference.items() if k not in dropped}
     check_layout(name, state, kept)
     missing, unexpected = model.load_state_dict(
         {k: v.to(kept[k].dtype) for k, v in state.items()}, strict=False
