@@ -1,7 +1,9 @@
 # NeurIPS 2026, Executable — build the book and run every test from a fresh clone.
 #   make book   set up .venv, execute every notebook at the default scale (cached), build _build/html
 #   make test   set up .venv, then ruff, unit tests (and the committed-checkpoint ones again under a foreign
-#               CPU's kernels), notebooks at smoke, smoke book build, page checks
+#               CPU's kernels), notebooks at smoke (in parallel, into the smoke build's cache), smoke book
+#               build (renders only), page checks
+#   make nbval  the papermill route: scale="smoke" injected after each parameters cell, nbval runs the cells
 #   make verify build the book, then fail on any default-scale verdict that differs from the committed one
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -29,12 +31,13 @@ export OMP_WAIT_POLICY ?= PASSIVE
 # warning for every notebook (the kernels only ever talk to this machine's loopback interface).
 export JUPYTER_PATH := $(CURDIR)/book/jupyter
 
-.PHONY: help setup book verify test lint unit foreign-cpu notebooks smoke-book pages twins format-notebooks lab lock clean
+.PHONY: help setup book verify test lint unit foreign-cpu notebooks nbval smoke-book pages twins format-notebooks lab lock clean
 
 help:
 	@echo "make book   - build the book at the default scale into _build/html"
 	@echo "make test   - lint, unit tests, notebooks at smoke, smoke book build, rendered-page checks"
 	@echo "make verify - build the book, then fail on any verdict that differs from the committed one"
+	@echo "make nbval  - every notebook at smoke through papermill's parameter injection and nbval (not in test)"
 	@echo "make lab    - open the chapters in JupyterLab (installs it into .venv on first use)"
 	@echo "make twins  - regenerate the .ipynb twins of the chapter notebooks (for Colab)"
 	@echo "make format-notebooks - format the notebooks' code cells to the page width (88 characters)"
@@ -81,13 +84,27 @@ FOREIGN_CPU := ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE
 foreign-cpu: setup
 	$(FOREIGN_CPU) $(BIN)/pytest -q -n $(JOBS) --dist loadfile -m committed -p no:cacheprovider tests/unit
 
+# Every notebook at smoke, JOBS at a time, into the smoke build's execution cache: neurips26_book.prefill
+# builds each notebook of _toc.yml exactly as the book build does (fingerprint cell included), executes the
+# ones the cache lacks and stores them as myst-nb would, so smoke-book executes none (the page checks fail if
+# it did). Each notebook prints a line as it finishes; a failure names the notebook and the cell, with the
+# traceback, and the target fails once every notebook ran.
 notebooks: setup
+	NEURIPS26_SCALE=smoke NEURIPS26_PROGRESS=0 $(PY) -m neurips26_book.prefill --out $(SMOKE_OUT) --jobs $(JOBS)
+
+# The route readers and teachers use to change a scale: papermill injects scale="smoke" right after each
+# notebook's parameters cell (tests/notebooks/prepare.py) and nbval executes the notebooks cell by cell
+# under pytest, JOBS at a time. Not part of make test (the smoke build's notebooks are); a repository test
+# checks that papermill's injection lands right after every parameters cell.
+nbval: setup
 	rm -rf _build/nbtest
 	$(PY) tests/notebooks/prepare.py --scale smoke --out _build/nbtest
 	cd _build/nbtest && ../../$(BIN)/pytest -q -p no:cacheprovider --nbval-lax --nbval-current-env \
 		--nbval-cell-timeout=300 -n $(JOBS) --dist loadfile --rootdir . .
 
-smoke-book: setup
+# The smoke book only renders: every notebook comes from the cache that notebooks filled (a prerequisite, so
+# make smoke-book run alone fills it first).
+smoke-book: notebooks
 	mkdir -p $(SMOKE_OUT)
 	NEURIPS26_SCALE=smoke NEURIPS26_PROGRESS=0 $(BIN)/jupyter-book build . --path-output $(SMOKE_OUT) -W -n --keep-going \
 		2>&1 | tee $(SMOKE_OUT)/build.log

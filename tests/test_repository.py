@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT / "tests" / "notebooks"))
 from chapter_template import chapter_problems  # noqa: E402
 from discover import chapter_notebooks  # noqa: E402
 from format_code import WIDTH, formatted, long_code_lines, notebooks  # noqa: E402
+from prepare import parameterized  # noqa: E402
 from prose_numbers import chapter_prose, typed_numbers  # noqa: E402
 from twins import stale_twins  # noqa: E402
 
@@ -75,6 +76,19 @@ def test_notebook_hygiene(path: Path):
     assert code.index(tagged[0]) == 1, "the parameters cell comes right after the setup cell"
     # no outputs are committed in the source
     assert all(not c.get("outputs") for c in code), f"{path.name}: outputs must not be committed"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_papermill_injects_the_scale_right_after_the_parameters_cell(path: Path):
+    """Readers and teachers change a notebook's scale with papermill (``make nbval`` runs every notebook that
+    way); ``make test`` executes the notebooks through ``NEURIPS26_SCALE`` instead, so the injection itself
+    is checked here, without running anything."""
+    code = [c for c in parameterized(path, {"scale": "smoke"}).cells if c.cell_type == "code"]
+    tags = [c.metadata.get("tags", []) for c in code]
+    tagged = next(k for k, t in enumerate(tags) if "parameters" in t)
+    injected = [k for k, t in enumerate(tags) if "injected-parameters" in t]
+    assert injected == [tagged + 1], f"{path.name}: papermill's cell must follow the parameters cell"
+    assert re.search(r"^scale = \"smoke\"$", code[tagged + 1].source, re.M), code[tagged + 1].source
 
 
 def test_ipynb_twins_are_in_sync():
