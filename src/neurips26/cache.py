@@ -120,6 +120,7 @@ def cached(
 ) -> T:
     """Return the stored result for ``(name, config)`` or compute, store and return it.
 
+    Under torchrun every rank computes (training runs data-parallel) and rank 0 alone writes the entry.
     ``package`` (e.g. ``"neurips26.thwf"``) adds a fingerprint of that package's source to the key,
     so results computed by older code are not reused. ``verbose`` prints whether the entry was
     loaded or computed (a notebook opened alone says that it trains what it is missing).
@@ -138,8 +139,15 @@ def cached(
     if verbose:
         print(f"[cache] computing {name} ({key[:8]}); it will be reused next time")
     value = compute()
-    _write(path, value)
+    if _stores_results():
+        _write(path, value)
     return value
+
+
+def _stores_results() -> bool:
+    """Whether this process writes cache entries: a plain run does, and under torchrun rank 0 only (every
+    rank computed the same value, and none reads it back in this run)."""
+    return os.environ.get("RANK", "").strip() in ("", "0")
 
 
 def clear(name: str | None = None) -> int:

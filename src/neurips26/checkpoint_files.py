@@ -33,6 +33,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,9 +43,10 @@ from typing import Any, ClassVar, TypeVar
 
 import torch
 
+from neurips26 import distributed
 from neurips26.cache import cache_dir
 from neurips26.canonical import canonical
-from neurips26.scales import check_scale
+from neurips26.scales import TRIAL_ENV, check_scale
 
 FORMAT = 1
 """The file format version a sidecar records (``format``); :func:`check_fresh` rejects another."""
@@ -173,7 +175,8 @@ def save_checkpoint(directory: Path | str, state: Mapping[str, torch.Tensor], me
 
     ``state`` must already be float16 (see :func:`half_state`) and match ``meta.weights_hash``; the files
     are written to temporary names and renamed, so a reader never sees half a checkpoint. Returns the path
-    of the weights.
+    of the weights. Under torchrun only rank 0 writes (every rank holds the same weights after
+    data-parallel training), and every rank then waits for it (:func:`neurips26.distributed.barrier`).
     """
     if not isinstance(meta, Sidecar):
         raise TypeError(f"meta must be a checkpoint sidecar; got {type(meta).__name__}")
@@ -182,12 +185,14 @@ def save_checkpoint(directory: Path | str, state: Mapping[str, torch.Tensor], me
     if meta.weights_hash != weights_hash(state):
         raise ValueError("meta.weights_hash does not match state")
     weights, sidecar = checkpoint_paths(directory, meta.name)
-    weights.parent.mkdir(parents=True, exist_ok=True)
-    tmp_weights, tmp_sidecar = weights.with_suffix(".pt.tmp"), sidecar.with_suffix(".json.tmp")
-    torch.save(dict(state), tmp_weights)
-    tmp_sidecar.write_text(meta.to_json())
-    tmp_weights.replace(weights)
-    tmp_sidecar.replace(sidecar)
+    if distributed.is_main():
+        weights.parent.mkdir(parents=True, exist_ok=True)
+        tmp_weights, tmp_sidecar = weights.with_suffix(".pt.tmp"), sidecar.with_suffix(".json.tmp")
+        torch.save(dict(state), tmp_weights)
+        tmp_sidecar.write_text(meta.to_json())
+        tmp_weights.replace(weights)
+        tmp_sidecar.replace(sidecar)
+    distributed.barrier()
     return weights
 
 
@@ -456,7 +461,10 @@ class Registry:
         when it loads fresh (an interrupted run resumes), else ``train(name)`` and write it within the
         per-checkpoint cap (:data:`MAX_LARGE_CHECKPOINT_BYTES` for the chapter's one ``large`` checkpoint,
         if it names one); then check the directory against the book's caps and ``max_total`` (default
-        :data:`MAX_CHAPTER_BYTES`; ``RuntimeError`` over it). Returns the sidecars written."""
+        :data:`MAX_CHAPTER_BYTES`; ``RuntimeError`` over it). Returns the sidecars written. The caps hold
+        at the shipped scale, whose checkpoints are package data; the other scales' checkpoints live in the
+        user cache (:meth:`checkpoint_dir`), and a ``paper`` model may be as large as the paper's."""
+        capped = scale == self.shipped_scale
         cap = MAX_CHAPTER_BYTES if max_total is None else max_total
         folder = Path(directory)
         written: list[Sidecar] = []
@@ -468,10 +476,10 @@ class Registry:
             except CheckpointError:
                 pass
             state, meta = train(name)
-            write_within_budget(folder, state, meta, large=name == large)
+            write_within_budget(folder, state, meta, large=name == large, capped=capped)
             written.append(meta)
-        total = check_directory_budget(folder, len(written))
-        if total > cap:
+        total = check_directory_budget(folder, len(written), capped=capped)
+        if capped and total > cap:
             raise RuntimeError(f"the chapter's checkpoints take {total} bytes, over {cap}")
         return written
 
@@ -518,17 +526,26 @@ def check_budget(sizes: Mapping[str, int]) -> None:
 
 
 def write_within_budget(
-    directory: Path | str, state: Mapping[str, torch.Tensor], meta: Sidecar, *, large: bool = False
+    directory: Path | str,
+    state: Mapping[str, torch.Tensor],
+    meta: Sidecar,
+    *,
+    large: bool = False,
+    capped: bool = True,
 ) -> int:
-    """:func:`save_checkpoint`, then its size in bytes; ``RuntimeError`` over its cap.
+    """:func:`save_checkpoint`, then its size in bytes; ``RuntimeError`` over its cap (``capped``: the
+    checkpoint ships as package data; False for a scale written to the user cache).
 
     The cap is :data:`MAX_CHECKPOINT_BYTES`, or :data:`MAX_LARGE_CHECKPOINT_BYTES` for the chapter's one
-    ``large`` checkpoint (:func:`check_directory_budget` checks that there is only one).
+    ``large`` checkpoint (:func:`check_directory_budget` checks that there is only one). The other ranks of
+    a torchrun group write and check nothing and return 0.
     """
     path = save_checkpoint(directory, state, meta)
+    if not distributed.is_main():
+        return 0
     size = path.stat().st_size + path.with_suffix(".json").stat().st_size
     cap = MAX_LARGE_CHECKPOINT_BYTES if large else MAX_CHECKPOINT_BYTES
-    if size > cap:
+    if capped and size > cap:
         raise RuntimeError(f"checkpoint {meta.name!r} takes {size} bytes, over {cap}")
     metrics = getattr(meta, "metrics", {}) or {}
     shown = ", ".join(f"{k} {v:.4g}" for k, v in metrics.items() if isinstance(v, int | float))
@@ -537,10 +554,14 @@ def write_within_budget(
     return size
 
 
-def check_directory_budget(directory: Path | str, written: int) -> int:
-    """Total bytes of the checkpoints of ``directory``; ``RuntimeError`` when :func:`check_budget` fails."""
+def check_directory_budget(directory: Path | str, written: int, *, capped: bool = True) -> int:
+    """Total bytes of the checkpoints of ``directory``; ``RuntimeError`` when :func:`check_budget` fails
+    (``capped``; uncapped, the total only). Rank 0 checks; the other ranks of a torchrun group return 0."""
+    if not distributed.is_main():
+        return 0
     sizes = checkpoint_sizes(directory)
-    check_budget(sizes)
+    if capped:
+        check_budget(sizes)
     total = sum(sizes.values())
     print(f"[prepare] {written} checkpoint(s) in {directory} ({total / 1e6:.2f} MB in the directory)")
     return total
@@ -567,7 +588,8 @@ def prepare_main(
     prepare: Any,
     extra: Sequence[str] = (),
 ) -> int:
-    """The command line ``python -m neurips26.<pkg>.prepare --scale … [--only NAME]… [--out DIR] [--list]``.
+    """The command line ``python -m neurips26.<pkg>.prepare --scale … [--only NAME]… [--out DIR] [--list]
+    [--trial]`` (``--trial`` sets :data:`~neurips26.scales.TRIAL_ENV` for the chapter's plan to read).
 
     ``models``: the chapter's model table (rows with a ``name``); ``extra``: further checkpoint names
     (e.g. a target model outside the table); ``prepare(scale, only=, out=)`` trains and writes them.
@@ -578,7 +600,14 @@ def prepare_main(
     parser.add_argument("--only", action="append", choices=names, metavar="NAME", help="repeatable")
     parser.add_argument("--out", default=None, help="directory (default: the package for --scale default)")
     parser.add_argument("--list", action="store_true", help="list the models and exit")
+    parser.add_argument(
+        "--trial",
+        action="store_true",
+        help="one update per model on the smallest data: check that the path runs (writes trial checkpoints)",
+    )
     args = parser.parse_args(argv)
+    if args.trial:
+        os.environ[TRIAL_ENV] = "1"  # read by the chapter's plan (neurips26.scales.trial_run)
     if args.list:
         for name in extra:
             print(name)

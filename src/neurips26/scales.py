@@ -48,3 +48,19 @@ def pick(scale: str, *, smoke: T, default: T, paper: T | None = None) -> T:
     if scale == "paper" and paper is not None:
         return paper
     return default
+
+
+TRIAL_ENV = "NEURIPS26_TRIAL"
+"""Set to ``1`` by ``prepare --trial``: a trial run of a chapter's training path (:func:`trial_run`)."""
+
+
+def trial_run() -> bool:
+    """Whether this process is a trial run: ``python -m neurips26.<pkg>.prepare --trial`` (or
+    ``NEURIPS26_TRIAL=1``) trains every model at its scale's sizes, but for one update on the smallest data
+    and measures it on a handful of examples, to show in seconds on a CPU that the path runs (the tests
+    run each chapter's ``paper`` path this way). A chapter's plan applies its trial caps when this is
+    True; the caps enter the plan's hash, so a trial checkpoint is never taken for a real one."""
+    raw = os.environ.get(TRIAL_ENV, "").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"environment variable {TRIAL_ENV} must be 0 or 1; got {raw!r}")
+    return raw == "1"

@@ -26,7 +26,7 @@ from neurips26.nn import Decoder, DecoderConfig
 from neurips26.seeding import sub_seed
 from neurips26.sparse_control.tasks import TASKS, PromptSet, make_prompts, neutral_windows
 from neurips26.sparse_control.vocabulary import WordTokenizer
-from neurips26.train import fit
+from neurips26.train import choose_device, fit
 
 NEUTRAL_LENGTH = 16
 LABEL_NOISE = 0.1
@@ -97,9 +97,10 @@ def training_loss(model: Decoder, batch: dict[str, torch.Tensor]) -> torch.Tenso
 
 
 def train_model(spec: ModelSpec, *, progress: bool = False) -> tuple[Decoder, list[float]]:
-    """Train the multi-task model from ``spec``'s seed; returns it frozen (eval mode, no gradients on
-    its weights) and its loss curve."""
-    model = Decoder(spec.config(), seed=spec.seed)
+    """Train the multi-task model from ``spec``'s seed on :func:`~neurips26.train.choose_device`'s device
+    (data-parallel under torchrun); returns it frozen (eval mode, no gradients on its weights) and its
+    loss curve."""
+    model = Decoder(spec.config(), seed=spec.seed).to(choose_device())
     history = fit(
         model,
         training_loss,

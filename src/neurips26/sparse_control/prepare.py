@@ -5,6 +5,14 @@
 ``src/neurips26/sparse_control/checkpoints/`` (package data); ``--scale smoke`` writes a one-layer,
 50-update version into the user cache. The checkpoint is fresh when it reproduces its recorded task
 accuracies and neutral loss within 0.02 (another CPU moves the low bits of a forward pass).
+
+``--scale paper`` trains :data:`PAPER_SPEC` into the user cache, on the device
+:func:`~neurips26.train.choose_device` picks (``torchrun --nproc_per_node=N -m
+neurips26.sparse_control.prepare --scale paper`` trains data-parallel). The paper steers pre-trained
+language models (GPT-2 small to Qwen3-4B), which cannot exist offline; its ``paper`` scale here is the
+largest model the chapter's procedural tasks support before it only memorises their closed vocabulary
+(292 words, 24 names): 4 layers of width 128, 128 prompts per task and update, 12,000 updates.
+``--trial`` trains it for one update of 8 prompts (:func:`neurips26.scales.trial_run`).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from neurips26.checkpoint_files import (
     weights_hash,
 )
 from neurips26.nn import Decoder
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
 from neurips26.sparse_control.model import ModelSpec, evaluate_model, freeze, train_model
 from neurips26.sparse_control.tasks import facts
 from neurips26.sparse_control.vocabulary import words
@@ -44,9 +52,14 @@ METRIC_ATOL = 0.02
 CURVE_EVERY = 10  # the sidecar keeps every tenth update's loss
 
 
+PAPER_SPEC = ModelSpec(width=128, depth=4, heads=4, steps=12_000, batch=128)
+"""The ``paper`` scale: about 0.83 M parameters, 1.5 M prompts per task over the run."""
+
+
 def spec_for(scale: str) -> ModelSpec:
-    """The model at ``scale`` (smoke: one layer, 50 updates)."""
-    return pick(scale, smoke=ModelSpec(depth=1, steps=50), default=ModelSpec())
+    """The model at ``scale`` (smoke: one layer, 50 updates; a trial run: one update of 8 prompts)."""
+    spec = pick(scale, smoke=ModelSpec(depth=1, steps=50), default=ModelSpec(), paper=PAPER_SPEC)
+    return replace(spec, steps=1, batch=8) if trial_run() else spec
 
 
 def expected_hash(name: str, scale: str) -> str:

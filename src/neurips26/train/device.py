@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import torch
 
+from neurips26.distributed import world
 from neurips26.validation import check_int
 
 DEVICE_ENV = "NEURIPS26_DEVICE"
@@ -29,12 +30,19 @@ def _available(kind: str) -> bool:
     return kind == "cpu"
 
 
+def _rank_gpu() -> torch.device:
+    """``cuda``, or ``cuda:LOCAL_RANK`` under torchrun (one GPU per rank, as NCCL expects)."""
+    me = world()
+    return torch.device("cuda", me.local_rank) if me.distributed else torch.device("cuda")
+
+
 def choose_device(prefer: str | None = None) -> torch.device:
     """The device to compute on.
 
     ``prefer`` (or, when it is None, ``$NEURIPS26_DEVICE``) names a device: ``"cpu"``, ``"cuda"``,
     ``"cuda:1"``, ``"mps"`` or ``"auto"``. ``"auto"`` (the default) takes the first available of cuda,
-    mps, cpu. An unknown name raises ``ValueError``; a known device that this machine lacks raises
+    mps, cpu; under ``torchrun`` (``WORLD_SIZE > 1``) ``"auto"`` and ``"cuda"`` mean this rank's GPU,
+    ``cuda:LOCAL_RANK``. An unknown name raises ``ValueError``; a known device that this machine lacks raises
     ``RuntimeError`` (asking for a GPU that is not there should not silently run on the CPU).
     """
     if prefer is not None and not isinstance(prefer, str):
@@ -50,10 +58,12 @@ def choose_device(prefer: str | None = None) -> torch.device:
     if kind == "auto":
         for candidate in ("cuda", "mps"):
             if _available(candidate):
-                return torch.device(candidate)
+                return _rank_gpu() if candidate == "cuda" else torch.device(candidate)
         return torch.device("cpu")
     if not _available(kind):
         raise RuntimeError(f"{source} asks for {prefer!r}, but this machine has no {kind} device")
+    if kind == "cuda" and not index:
+        return _rank_gpu()
     if kind == "cuda" and index and int(index[1:]) >= torch.cuda.device_count():
         count = torch.cuda.device_count()
         raise RuntimeError(f"{source} asks for {prefer!r}, but only {count} cuda devices exist")

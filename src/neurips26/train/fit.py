@@ -11,6 +11,7 @@ show it without training. Progress is a ``tqdm.auto`` bar, shown by the rule of 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26 import distributed
 from neurips26.progress import progress_enabled
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
@@ -67,6 +69,8 @@ class FitConfig:
     mode: str = "min"
     lr_scale: Mapping[str, float] | None = None
     no_decay: Sequence[str] | None = None
+    micro_batches: int = 1
+    precision: str | None = None
 
     def __post_init__(self) -> None:
         check_int("steps", self.steps, minimum=1)
@@ -87,6 +91,9 @@ class FitConfig:
         if self.monitor is not None and not isinstance(self.monitor, str):
             raise TypeError(f"monitor must be a str or None; got {type(self.monitor).__name__}")
         check_choice("mode", self.mode, ("min", "max"))
+        check_int("micro_batches", self.micro_batches, minimum=1)
+        if self.precision is not None:
+            check_choice("precision", self.precision, ("bf16",))
         if self.lr_scale is not None:
             if not isinstance(self.lr_scale, Mapping):
                 kind = type(self.lr_scale).__name__
@@ -309,6 +316,8 @@ def fit(
     desc: str = "training",
     lr_scale: Mapping[str, float] | None = None,
     no_decay: Sequence[str] | None = None,
+    micro_batches: int = 1,
+    precision: str | None = None,
 ) -> History:
     """Train ``model`` in place with AdamW for ``steps`` updates and return its :class:`History`.
 
@@ -333,6 +342,27 @@ def fit(
 
     ``seed`` seeds torch's generator inside a forked RNG state (dropout, sampling in ``loss_fn``), so the
     caller's global random state is left as it was. A non-finite loss raises ``FloatingPointError``.
+
+    ``micro_batches=m`` accumulates gradients: the batch (this rank's share under torchrun) is cut into
+    ``m`` equal parts along dim 0, ``loss_fn`` runs on each and back-propagates ``loss / m``, and one
+    AdamW step follows. With a ``loss_fn`` that averages over its rows this is the gradient of the whole
+    batch (up to the order of sums) at ``1/m`` of the activation memory, so a config's batch does not
+    change when it no longer fits; ``History.loss`` is the mean of the parts' losses. ``m = 1`` (the
+    default) is the plain step.
+
+    ``precision="bf16"`` runs ``loss_fn`` under ``torch.autocast`` with bfloat16 (meant for CUDA; the
+    optimizer and the master weights stay in the model's dtype); None (the default) changes nothing.
+
+    Under ``torchrun --nproc_per_node=N`` (``WORLD_SIZE > 1``, see :mod:`neurips26.distributed`)
+    the same call trains data-parallel: the process group is joined (NCCL on CUDA, gloo on the CPU), the
+    model is wrapped in ``DistributedDataParallel`` and ``loss_fn`` receives the wrapper (it must call
+    ``model(...)``, whose forward is what averages the gradients). ``batches`` yields the *global* batch;
+    each rank keeps its equal share along dim 0 (:func:`~neurips26.distributed.shard`), so the
+    global batch, and with a mean loss the gradient, does not depend on N. ``History.loss`` is the mean
+    over ranks (the global batch's loss), ``seen`` counts global samples, ``eval_fn`` runs on rank 0 on
+    the unwrapped model and its values are broadcast (every rank stops early together), the progress bar
+    shows on rank 0 only, and rank r's random stream is seeded with ``rank_seed(seed, r)``. A step that
+    fails on a rank raises :class:`~neurips26.distributed.RankFailed` naming that rank.
     """
     config = FitConfig(
         steps=steps,
@@ -349,6 +379,8 @@ def fit(
         mode=mode,
         lr_scale=lr_scale,
         no_decay=no_decay,
+        micro_batches=micro_batches,
+        precision=precision,
     )
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
@@ -360,6 +392,7 @@ def fit(
         raise ValueError("early_stop_patience needs an eval_fn to watch")
     next_batch = _batch_source(batches)
     show = progress_enabled(progress)
+    me = distributed.world()
 
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     params = [p for _, p in named]
@@ -372,14 +405,22 @@ def fit(
 
     from tqdm.auto import tqdm
 
+    # One process (no torchrun): net is model, run_seed is seed, and every branch on `ddp` below is skipped.
+    ddp = _data_parallel(model, device, me) if me.distributed else None
+    net = model if ddp is None else ddp
+    run_seed = config.seed if ddp is None else distributed.rank_seed(config.seed, me.rank)
+    show = show and me.rank == 0
+    autocast = contextlib.nullcontext() if precision is None else torch.autocast(device.type, torch.bfloat16)
+
     history = History(config=config)
     watch = _EarlyStop(config)
     was_training = model.training
     cuda_devices = [device.index or 0] if device.type == "cuda" else []
     start = time.perf_counter()
     seen = 0
+    s = -1
     with torch.random.fork_rng(devices=cuda_devices), tqdm(total=steps, desc=desc, disable=not show) as bar:
-        torch.manual_seed(config.seed)
+        torch.manual_seed(run_seed)
         model.train()
         try:
             for s in range(steps):
@@ -387,21 +428,20 @@ def fit(
                 for group, factor in zip(optimizer.param_groups, factors, strict=True):
                     group["lr"] = rate if factor == 1.0 else rate * factor
                 batch = next_batch(s)
+                global_batch = batch
+                if ddp is not None:
+                    batch = distributed.shard(batch, me.rank, me.size)
                 if device.type != "cpu":
                     batch = _to_device(batch, device)
-                loss = loss_fn(model, batch)
-                if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-                    raise TypeError("loss_fn must return a scalar torch.Tensor")
-                value = loss.item()
+                optimizer.zero_grad(set_to_none=True)
+                value = _accumulate(net, ddp, loss_fn, batch, config.micro_batches, autocast)
                 if not math.isfinite(value):
                     raise FloatingPointError(f"the loss is {value} at step {s}; lower lr or clip gradients")
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
                 # Global norm ||g|| over all parameters; rescale by min(1, max_norm / ||g||).
                 norm = torch.nn.utils.clip_grad_norm_(params, max_norm).item()
                 optimizer.step()
 
-                count, history.seen_unit = _batch_size(batch)
+                count, history.seen_unit = _batch_size(global_batch)
                 seen += count
                 history.step.append(s)
                 history.loss.append(value)
@@ -413,12 +453,85 @@ def fit(
                 bar.update(1)
 
                 if eval_fn is not None and ((s + 1) % config.eval_every == 0 or s + 1 == steps):
-                    if watch.record(history, s + 1, _evaluate(model, eval_fn)):
+                    if ddp is None:
+                        values = _evaluate(model, eval_fn)
+                    else:
+                        values = distributed.broadcast_object(
+                            _evaluate(model, eval_fn) if me.rank == 0 else None
+                        )
+                    if watch.record(history, s + 1, values):
                         history.stopped_early = True
                         break
+        except Exception as error:
+            if ddp is None:
+                raise
+            where = f"step {s}" if s >= 0 else "start-up"
+            raise distributed.RankFailed(
+                f"rank {me.rank} of {me.size} (local rank {me.local_rank}) failed at {where}: "
+                f"{type(error).__name__}: {error}"
+            ) from error
         finally:
             model.train(was_training)
     return history
+
+
+def _accumulate(
+    net: nn.Module,
+    ddp: nn.Module | None,
+    loss_fn: Callable[[nn.Module, Any], torch.Tensor],
+    batch: Any,
+    parts: int,
+    autocast: Any,
+) -> float:
+    """Back-propagate ``loss_fn`` over ``batch`` cut into ``parts`` equal micro-batches (each loss scaled
+    by ``1/parts``; DDP synchronises the gradients on the last part only) and return the loss, the mean
+    over parts and, under torchrun, over ranks. One part back-propagates the loss as it is."""
+    pieces = [batch] if parts == 1 else _micro_batches(batch, parts)
+    total = 0.0
+    for k, piece in enumerate(pieces):
+        last = k == len(pieces) - 1
+        sync = contextlib.nullcontext() if ddp is None or last else ddp.no_sync()
+        with sync:
+            calls = 0 if ddp is None else ddp.__dict__.get("forward_calls", 0)
+            with autocast:
+                loss = loss_fn(net, piece)
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                raise TypeError("loss_fn must return a scalar torch.Tensor")
+            if ddp is not None and ddp.__dict__.get("forward_calls", 0) == calls:
+                raise RuntimeError(
+                    "under torchrun, loss_fn must call model(...) (the DistributedDataParallel "
+                    "wrapper it receives): its forward is what averages the gradients over ranks"
+                )
+            total += loss.item()
+            (loss if parts == 1 else loss / parts).backward()
+    value = total / parts
+    return value if ddp is None else distributed.all_reduce_mean(value)  # float64 mean over ranks
+
+
+def _micro_batches(batch: Any, parts: int) -> list[Any]:
+    """``batch`` cut into ``parts`` equal, contiguous micro-batches along dim 0 (``ValueError`` naming
+    ``micro_batches`` when its rows do not divide)."""
+    try:
+        return [distributed.shard(batch, k, parts) for k in range(parts)]
+    except ValueError as error:
+        raise ValueError(f"micro_batches={parts} must divide the batch's rows: {error}") from None
+
+
+def _data_parallel(model: nn.Module, device: torch.device, group: distributed.World) -> nn.Module:
+    """Join torchrun's group and wrap ``model`` (on this rank's device) in DistributedDataParallel."""
+    try:
+        distributed.init()
+        if device.type == "cuda" and device.index is not None and device.index != group.local_rank:
+            raise RuntimeError(
+                f"the model is on {device}, but this rank's GPU is cuda:{group.local_rank}; "
+                "move it with model.to(neurips26.distributed.device()) before fit"
+            )
+        return distributed.wrap(model)
+    except Exception as error:
+        raise distributed.RankFailed(
+            f"rank {group.rank} of {group.size} (local rank {group.local_rank}) failed at start-up: "
+            f"{type(error).__name__}: {error}"
+        ) from error
 
 
 class _EarlyStop:

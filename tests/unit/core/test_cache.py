@@ -122,3 +122,14 @@ def test_threads_computing_the_same_entry_do_not_collide(tmp_cache):
         t.join()
     assert not errors
     assert [p.name for p in tmp_cache.iterdir()] == [next(tmp_cache.glob("race-*.pkl")).name]  # no leftovers
+
+
+def test_only_rank_0_of_a_torchrun_group_stores_results(tmp_cache, monkeypatch):
+    calls, compute = _counter()
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert cache.cached("exp", Cfg(1, 0.1), compute, verbose=False)["n"] == 1  # rank 1 computes
+    assert not list(tmp_cache.rglob("*.pkl"))  # and writes nothing
+    monkeypatch.setenv("RANK", "0")
+    cache.cached("exp", Cfg(1, 0.1), compute, verbose=False)
+    assert calls == [1, 1] and len(list(tmp_cache.rglob("*.pkl"))) == 1

@@ -17,6 +17,7 @@ from neurips26.checkpoint_files import (
     StaleCheckpointError,
     check_budget,
     check_config,
+    check_directory_budget,
     check_layout,
     check_metrics,
     config_hash,
@@ -26,6 +27,7 @@ from neurips26.checkpoint_files import (
     save_checkpoint,
     source_fingerprint,
     weights_hash,
+    write_within_budget,
 )
 
 FILES = (("neurips26", "checkpoint_files.py"), ("neurips26", "validation.py"))
@@ -317,8 +319,18 @@ def test_registry_write_keeps_fresh_checkpoints_trains_the_rest_and_checks_the_c
     assert [
         m.name for m in registry.write(("a", "b"), "smoke", out, lambda n: registry.train(n, "smoke", False))
     ] == ["b"]
-    with pytest.raises(RuntimeError, match="over 10"):
-        registry.write(("a",), "smoke", out, lambda n: registry.train(n, "smoke", False), max_total=10)
+    with pytest.raises(RuntimeError, match="over 10"):  # the shipped scale's checkpoints are package data
+        registry.write(
+            ("a",),
+            "default",
+            tmp_path / "shipped",
+            lambda n: registry.train(n, "default", False),
+            max_total=10,
+        )
+    # Another scale writes to the user cache, uncapped (a paper model may be as large as the paper's).
+    assert registry.write(
+        ("a",), "smoke", tmp_path / "big", lambda n: registry.train(n, "smoke", False), max_total=10
+    )
     assert registry.chosen(["b"]) == ("b",)
     with pytest.raises(ValueError, match="only"):
         registry.chosen(["c"])
@@ -346,3 +358,52 @@ def test_model_row_lists_name_and_role(capsys):
     assert str(rows[0]) == "a  (first model)"
     assert prepare_main(["--list"], prog="p", description="d", models=rows, prepare=None) == 0
     assert capsys.readouterr().out.splitlines() == ["a  (first model)", "b  (second)"]
+
+
+def test_only_rank_0_of_a_torchrun_group_writes_checkpoints(toy, tmp_path, monkeypatch):
+    registry, trained = toy
+    state, meta = _checkpoint()
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    out = tmp_path / "rank1"
+    assert save_checkpoint(out, state, meta) == out / "m.pt"  # where rank 0 writes it
+    assert write_within_budget(out, state, meta) == 0 and check_directory_budget(out, 1) == 0
+    registry.write(("a",), "smoke", out, lambda name: registry.train(name, "smoke", False))
+    assert not out.exists() and trained == [("a", "smoke")]  # rank 1 trained alongside, wrote nothing
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    registry.write(("a",), "smoke", out, lambda name: registry.train(name, "smoke", False))
+    assert sorted(p.name for p in out.iterdir()) == ["a.json", "a.pt"]
+
+
+def test_caps_hold_for_package_data_only(tmp_path):
+    state = half_state(torch.nn.Linear(800, 800))  # 1.28 MB in float16: over MAX_CHECKPOINT_BYTES
+    meta = Meta("big", "h" * 16, source_fingerprint(FILES), {}, weights_hash(state))
+    with pytest.raises(RuntimeError, match="over"):
+        write_within_budget(tmp_path / "a", state, meta)
+    assert write_within_budget(tmp_path / "b", state, meta, capped=False) > 1_000_000
+    for k in range(5):  # 6.4 MB in all
+        write_within_budget(tmp_path / "b", state, dataclasses.replace(meta, name=f"big{k}"), capped=False)
+    with pytest.raises(RuntimeError, match="over"):
+        check_directory_budget(tmp_path / "b", 6)
+    assert check_directory_budget(tmp_path / "b", 6, capped=False) > 6_000_000
+
+
+def test_prepare_main_trial_flag_sets_the_trial_environment(monkeypatch):
+    from neurips26.checkpoint_files import ModelRow, prepare_main
+    from neurips26.scales import TRIAL_ENV, trial_run
+
+    monkeypatch.delenv(TRIAL_ENV, raising=False)
+    seen = []
+
+    def prepare(scale, only=None, out=None):
+        seen.append((scale, trial_run()))
+
+    rows = [ModelRow("a", "a toy")]
+    prepare_main(["--scale", "paper"], prog="p", description="d", models=rows, prepare=prepare)
+    prepare_main(["--scale", "paper", "--trial"], prog="p", description="d", models=rows, prepare=prepare)
+    assert seen == [("paper", False), ("paper", True)]
+    monkeypatch.setenv(TRIAL_ENV, "yes")
+    with pytest.raises(ValueError, match=TRIAL_ENV):
+        trial_run()

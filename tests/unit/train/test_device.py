@@ -66,3 +66,20 @@ def test_set_threads_defaults_to_the_cores_this_process_may_use():
             set_threads(0)
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_torchrun_rank_gets_its_own_gpu(monkeypatch):
+    monkeypatch.setattr(device_module, "_available", lambda kind: kind in ("cuda", "cpu"))
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.delenv("NEURIPS26_DEVICE", raising=False)
+    assert choose_device() == torch.device("cuda", 1)
+    assert choose_device("cuda") == torch.device("cuda", 1)
+    assert choose_device("cuda:3") == torch.device("cuda", 3)  # an explicit index wins
+    assert choose_device("cpu") == torch.device("cpu")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("LOCAL_RANK", "0")
+    assert choose_device() == torch.device("cuda")
