@@ -49,13 +49,18 @@ skipped); blocked reference proxies 43 % in the clean layouts and 62 % in the fl
 59 %, no reachable cell 14 % and 30 %).
 
 Everything is NumPy and seeded (:func:`neurips26.seeding.sub_seed` streams of the layout seed); the corpus is
-cached with :func:`neurips26.cache.cached` (about 25 ms a layout on one shared core: 2,000 in about a minute).
+cached with :func:`neurips26.cache.cached` (about 25 ms a layout on one shared core: 2,000 in about a minute;
+``workers`` spreads a larger corpus over processes, with the same result).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import multiprocessing
+import os
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -486,24 +491,39 @@ def build_corpus(
     flaw_rate: float = FLAW_RATE,
     cache: bool = True,
     verbose: bool = False,
+    workers: int = 1,
 ) -> tuple[CorpusLayout, ...]:
     """The first ``n`` corpus layouts (:func:`corpus_layout`), cached with :func:`neurips26.cache.cached`.
 
     The cache key holds ``n``, ``seed_start``, ``flaw_rate`` and the source of :mod:`neurips26.iohp`, so an
     edit of the room sampler, the planner or the proxies rebuilds it. ``cache=False`` always recomputes.
+    ``workers > 1`` builds the layouts in that many processes (0: one per CPU core): each layout depends on
+    its index alone, so the corpus is the same and the cache key does not hold it.
     """
     n = check_int("n", n, minimum=1)
     seed_start = check_seed("seed_start", seed_start)
     flaw_rate = check_float("flaw_rate", flaw_rate, minimum=0.0, maximum=1.0)
+    workers = check_int("workers", workers, minimum=0)
     _check_range(n, seed_start)
 
     def compute() -> tuple[CorpusLayout, ...]:
+        if workers != 1:
+            return _build_in_processes(n, seed_start, flaw_rate, workers or os.cpu_count() or 1)
         return tuple(corpus_layout(i, seed_start=seed_start, flaw_rate=flaw_rate) for i in range(n))
 
     if not cache:
         return compute()
     config = {"n": n, "seed_start": seed_start, "flaw_rate": flaw_rate}
     return cached("iohp-corpus", config, compute, package="neurips26.iohp", verbose=verbose)
+
+
+def _build_in_processes(n: int, seed_start: int, flaw_rate: float, workers: int) -> tuple[CorpusLayout, ...]:
+    """Layouts ``0 .. n-1`` built by ``workers`` spawned processes, in index order (a spawned process
+    shares no thread pool or CUDA context with the caller, so this is safe after ``torch`` has run)."""
+    build = functools.partial(corpus_layout, seed_start=seed_start, flaw_rate=flaw_rate)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=context) as pool:
+        return tuple(pool.map(build, range(n), chunksize=max(1, n // (8 * workers))))
 
 
 def split_corpus(

@@ -9,12 +9,24 @@ corpus layouts (the freshness metric, re-measured at every load: a forward pass,
 only in the low bits), the NLL on the whole validation split, the loss curve, and how well unconstrained
 samples reproduce the corpus's category counts per room type (Pearson r over one sample per held-out room;
 sampled tokens may flip on another CPU, so it is recorded, not re-checked).
+
+``--scale paper`` trains :data:`PAPER_PLAN` into the user cache, on the device
+:func:`~neurips26.train.choose_device` picks (``torchrun --nproc_per_node=N -m neurips26.iohp.prepare --scale
+paper`` trains data-parallel; rank 0 builds the corpus, in one process per CPU core, and the other ranks read
+it from the results cache). IOHP itself trains nothing; the paper compares it with ATISS, which its authors
+trained on 3D-FRONT, a download we cannot make. So ``paper`` keeps our procedural corpus and grows the rest
+toward ATISS: the decoder gets ATISS's transformer (4 layers, 8 heads, width 512, feed-forward 1,024;
+8.6 M parameters) and learns from 20,000 layouts (ten times the default corpus; 18,000 for training) over
+20,000 updates of 128 layouts at learning rate 1e-3 with 1,000 warm-up updates, the validation NLL every
+1,000 updates. ``--trial`` trains it for one update of 8 layouts from a 16-layout corpus
+(:func:`neurips26.scales.trial_run`).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import ClassVar
@@ -22,7 +34,9 @@ from typing import ClassVar
 import torch
 
 import neurips26
+from neurips26 import distributed
 from neurips26.cache import cached
+from neurips26.canonical import canonical
 from neurips26.checkpoint_files import (
     FORMAT,
     ModelRow,
@@ -37,14 +51,16 @@ from neurips26.checkpoint_files import (
 )
 from neurips26.iohp.baselines.atiss import (
     ATISS_CONFIG,
+    AtissTraining,
     atiss_model,
     category_count_correlation,
     train_atiss,
     validation_nll,
 )
 from neurips26.iohp.corpus import CORPUS_SEED, FLAW_RATE, build_corpus, corpus_layout, split_corpus
-from neurips26.nn import Decoder
-from neurips26.scales import pick
+from neurips26.nn import Decoder, DecoderConfig
+from neurips26.scales import pick, trial_run
+from neurips26.train import choose_device
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 NAME = "atiss"
@@ -63,25 +79,67 @@ VALIDATION = 0.1
 
 @dataclass(frozen=True)
 class AtissPlan:
-    """What trains the decoder at one scale: corpus size, updates, batch, learning rate, evaluation period."""
+    """What trains the decoder at one scale: corpus size, updates, batch, learning rate, evaluation period,
+    warm-up updates, the decoder's ``config`` and the processes that build the corpus (``workers``; 0: one
+    per CPU core)."""
 
     corpus: int = 2000
     steps: int = 1500
     batch: int = 32
     lr: float = 3e-3
     eval_every: int = 100
+    warmup: int = 50
+    config: DecoderConfig = ATISS_CONFIG
+    workers: int = 1
+
+
+PAPER_CONFIG = replace(ATISS_CONFIG, width=512, depth=4, heads=8, mlp_ratio=2)
+"""ATISS's transformer: 4 layers, 8 heads of 64, feed-forward 1,024 (8.6 M parameters); context 128."""
+PAPER_PLAN = AtissPlan(
+    corpus=20_000,
+    steps=20_000,
+    batch=128,
+    lr=1e-3,
+    eval_every=1000,
+    warmup=1000,
+    config=PAPER_CONFIG,
+    workers=0,
+)
+"""The ``paper`` scale (module docstring): 2.56 M layouts drawn, about 140 passes over the training split."""
+TRIAL_CAPS = {"corpus": 16, "steps": 1, "batch": 8, "eval_every": 1, "warmup": 0, "workers": 1}
+"""A trial run's plan (:func:`neurips26.scales.trial_run`): one update of 8 layouts from a 16-layout corpus
+built in this process (the held-out split, hence the checked layouts, is 2 layouts)."""
 
 
 def plan_for(scale: str) -> AtissPlan:
-    """The training plan at ``scale`` (smoke: 40 layouts, 20 updates)."""
-    return pick(scale, smoke=AtissPlan(corpus=40, steps=20, batch=8, eval_every=10), default=AtissPlan())
+    """The training plan at ``scale`` (smoke: 40 layouts, 20 updates; a trial run: :data:`TRIAL_CAPS`)."""
+    plan = pick(
+        scale,
+        smoke=AtissPlan(corpus=40, steps=20, batch=8, eval_every=10),
+        default=AtissPlan(),
+        paper=PAPER_PLAN,
+    )
+    return replace(plan, **TRIAL_CAPS) if trial_run() else plan
+
+
+def _hashed_plan(plan: AtissPlan) -> dict:
+    """The plan as :func:`expected_hash` hashes it: the config is hashed on its own, ``workers`` not at all
+    (it does not change the corpus), and the warm-up only where it is not the default's, so the default and
+    smoke plans hash exactly as they did before these fields existed (their checkpoints stay fresh)."""
+    view = canonical(plan)
+    view.pop("config")
+    view.pop("workers")
+    if plan.warmup == AtissPlan.warmup:
+        view.pop("warmup")
+    return view
 
 
 def expected_hash(name: str, scale: str) -> str:
+    plan = plan_for(scale)
     return config_hash(
         {
-            "plan": plan_for(scale),
-            "config": ATISS_CONFIG,
+            "plan": _hashed_plan(plan),
+            "config": plan.config,
             "corpus_seed": CORPUS_SEED,
             "flaw_rate": FLAW_RATE,
             "seed": SEED,
@@ -129,11 +187,38 @@ def measure(name: str, scale: str, model: Decoder) -> dict[str, float]:
 
 
 def build(name: str, scale: str, meta: AtissMeta, state: dict[str, torch.Tensor]) -> Decoder:
-    model = load_half_state(name, atiss_model(ATISS_CONFIG), state)
+    model = load_half_state(name, atiss_model(plan_for(scale).config), state)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
     return model
+
+
+def _corpus(plan: AtissPlan, verbose: bool) -> Sequence:
+    """The plan's corpus through the results cache. Under torchrun rank 0 builds it (``plan.workers``
+    processes) while the other ranks wait, then they read rank 0's cache entry (or build it themselves when
+    the cache is off), so N ranks do not build it N times over on one machine's cores."""
+    me = distributed.world()
+    if not me.distributed:
+        return build_corpus(plan.corpus, verbose=verbose, workers=plan.workers)
+    distributed.init()
+    corpus = build_corpus(plan.corpus, verbose=verbose, workers=plan.workers) if me.rank == 0 else None
+    distributed.barrier()
+    return corpus if corpus is not None else build_corpus(plan.corpus, workers=plan.workers)
+
+
+def _recorded(model: Decoder, held_out: Sequence, result: AtissTraining) -> dict[str, float]:
+    """The sidecar's recorded numbers: the NLL on every held-out layout, the category-count correlation of
+    one unconstrained sample per held-out room, and the training's seconds per update. They are computed on
+    ``model``'s device (the training device: one paper-size sample per room is too slow on one CPU core)."""
+    counts = category_count_correlation(model, held_out, SEED)
+    return {
+        "val_nll_all": round(validation_nll(model, held_out, seed=SEED), 4),
+        "count_r": round(counts.r, 4),
+        "objects_generated": round(counts.mean_objects[0], 3),
+        "objects_corpus": round(counts.mean_objects[1], 3),
+        "seconds_per_step": round(result.seconds_per_step, 4),
+    }
 
 
 def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch.Tensor], AtissMeta]:
@@ -141,15 +226,17 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
 
     def compute() -> tuple[dict[str, torch.Tensor], AtissMeta]:
         start = time.perf_counter()
-        corpus = build_corpus(p.corpus, verbose=verbose)
+        corpus = _corpus(p, verbose)
         result = train_atiss(
             corpus,
             p.steps,
             SEED,
             batch=p.batch,
             lr=p.lr,
+            warmup=p.warmup,
             validation=VALIDATION,
             eval_every=p.eval_every,
+            config=p.config,
             progress=verbose,
         )
         seconds = time.perf_counter() - start
@@ -168,17 +255,13 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, torch
             torch=torch.__version__,
             train_seconds=round(seconds, 1),
         )
-        model = build(name, scale, meta, state)
         held_out = [corpus[i] for i in result.validation]
-        counts = category_count_correlation(model, held_out, SEED)
-        recorded = {
-            "val_nll_all": round(validation_nll(model, held_out, seed=SEED), 4),
-            "count_r": round(counts.r, 4),
-            "objects_generated": round(counts.mean_objects[0], 3),
-            "objects_corpus": round(counts.mean_objects[1], 3),
-            "seconds_per_step": round(result.seconds_per_step, 4),
-        }
-        return state, replace(meta, metrics=measure(name, scale, model), recorded=recorded)
+        on_device = build(name, scale, meta, state).to(choose_device())
+        recorded = distributed.broadcast_object(
+            _recorded(on_device, held_out, result) if distributed.is_main() else None
+        )
+        metrics = measure(name, scale, build(name, scale, meta, state))  # on the CPU, as every load does
+        return state, replace(meta, metrics=metrics, recorded=recorded)
 
     return cached(
         "iohp-atiss", {"scale": scale, "hash": expected_hash(name, scale)}, compute, verbose=verbose

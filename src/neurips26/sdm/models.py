@@ -71,7 +71,8 @@ class MixerSpec:
     def __post_init__(self) -> None:
         check_choice("kind", self.kind, MIXERS)
 
-    def build(self, width: int = WIDTH, solver: str | None = None) -> nn.Module:
+    def build(self, width: int = WIDTH, solver: str | None = None, *, context: int = CONTEXT) -> nn.Module:
+        """The mixer at ``width``; ``context`` sizes attention's rotary table (no other mixer has one)."""
         if self.kind == "gdn":
             return GatedDeltaNet(
                 width,
@@ -94,7 +95,7 @@ class MixerSpec:
             )
         if self.kind == "mamba2":
             return Mamba2(width, self.heads, self.key_dim, solver=solver or "parallel")
-        return MultiHeadAttention(width, self.heads, rotary=RotaryEmbedding(width // self.heads, CONTEXT))
+        return MultiHeadAttention(width, self.heads, rotary=RotaryEmbedding(width // self.heads, context))
 
 
 REFERENCE = MixerSpec("sdm", batchnorm=True)
@@ -105,11 +106,11 @@ BatchNorm)."""
 class GlobalBlock(nn.Module):
     """``x ← x + Mixer(LN(x))``; ``x ← x + MLP(LN(x))``."""
 
-    def __init__(self, spec: MixerSpec, width: int, mlp_width: int):
+    def __init__(self, spec: MixerSpec, width: int, mlp_width: int, *, context: int = CONTEXT):
         super().__init__()
         self.spec = spec
         self.mixer_norm = nn.LayerNorm(width)
-        self.mixer = spec.build(width)
+        self.mixer = spec.build(width, context=context)
         self.mlp_norm = nn.LayerNorm(width)
         self.mlp = MLP(width, mlp_width, 0.0)
 
@@ -130,27 +131,41 @@ class GlobalBlock(nn.Module):
 class RecallModel(nn.Module):
     """Embedding → SWA block → :class:`GlobalBlock` → LayerNorm → output layer; ``window``: the SWA window.
 
+    ``vocab`` token ids (:func:`~neurips26.sdm.data.vocab_size` of the task's in-context vocabulary) and
+    sequences of at most ``context`` tokens; the defaults are the chapter's task, a larger task (the
+    ``paper`` scale) changes only the embedding, the output layer and the rotary tables.
     Every weight has torch's default initialisation, drawn from ``seed``. The output layer is not tied to
     the embedding: at width 64 a tied head kept the recall circuit from forming within the training budget
     (measured; an untied copy of the same attention-only model learns MQAR in 200 updates).
     """
 
-    def __init__(self, spec: MixerSpec, *, mlp_width: int | None = None, window: int = 8, seed: int = 0):
+    def __init__(
+        self,
+        spec: MixerSpec,
+        *,
+        mlp_width: int | None = None,
+        window: int = 8,
+        seed: int = 0,
+        vocab: int = VOCAB_SIZE,
+        context: int = CONTEXT,
+    ):
         super().__init__()
         if not isinstance(spec, MixerSpec):
             raise TypeError(f"spec must be a MixerSpec; got {type(spec).__name__}")
         self.spec = spec
         self.window = check_int("window", window, minimum=1)
+        self.vocab = check_int("vocab", vocab, minimum=1)
+        self.context = check_int("context", context, minimum=1)
         mlp_width = (
             matched_mlp_width(spec) if mlp_width is None else check_int("mlp_width", mlp_width, minimum=1)
         )
         with _seeded(check_seed("seed", seed)):
-            config = DecoderConfig(VOCAB_SIZE, WIDTH, 1, SWA_HEADS, CONTEXT, mlp_ratio=4)
-            self.embedding = nn.Embedding(VOCAB_SIZE, WIDTH)
-            self.swa = DecoderBlock(config, RotaryEmbedding(config.head_dim, CONTEXT))
-            self.global_block = GlobalBlock(spec, WIDTH, mlp_width)
+            config = DecoderConfig(vocab, WIDTH, 1, SWA_HEADS, context, mlp_ratio=4)
+            self.embedding = nn.Embedding(vocab, WIDTH)
+            self.swa = DecoderBlock(config, RotaryEmbedding(config.head_dim, context))
+            self.global_block = GlobalBlock(spec, WIDTH, mlp_width, context=context)
             self.final_norm = nn.LayerNorm(WIDTH)
-            self.head = nn.Linear(WIDTH, VOCAB_SIZE, bias=False)
+            self.head = nn.Linear(WIDTH, vocab, bias=False)
 
     def forward(self, tokens: Tensor, *, zero_state: bool = False) -> Tensor:
         """Logits ``(B, T, V)``; ``zero_state`` runs with a zero initial table/state (learned ``M₀``/``S₀``
@@ -158,8 +173,8 @@ class RecallModel(nn.Module):
         if not isinstance(tokens, Tensor) or tokens.ndim != 2:
             raise ValueError(f"tokens must be a (B, T) tensor; got {getattr(tokens, 'shape', type(tokens))}")
         T = tokens.shape[1]
-        if T > CONTEXT:
-            raise ValueError(f"tokens must have at most {CONTEXT} positions; got {T}")
+        if T > self.context:
+            raise ValueError(f"tokens must have at most {self.context} positions; got {T}")
         x = self.embedding(tokens)
         positions = torch.arange(T, device=tokens.device)
         mask = window_mask(T, self.window, device=tokens.device)
@@ -215,7 +230,7 @@ def flops_per_token(model: RecallModel, *, window_keys: int | None = None) -> di
         ),
         "addressing": int(mixer.addressing_ops()) if model.spec.kind == "sdm" else 0,
         "mlp": linear_macs(model.global_block.mlp),
-        "head": WIDTH * VOCAB_SIZE,
+        "head": WIDTH * model.vocab,
     }
     parts["total"] = sum(parts.values())
     return parts

@@ -8,6 +8,20 @@
 A checkpoint is fresh when its configuration hashes as recorded, its state dict fits and it reproduces its
 recorded validation loss and accuracies (64 sequences per ``P``) within ``1e-3`` relative plus ``0.01``
 absolute: one arg-max flip moves an accuracy by 1/1792, another CPU's kernels flip a few at most.
+
+``--scale paper`` trains the same fifteen rows into the user cache, on the device
+:func:`~neurips26.train.choose_device` picks (``torchrun --nproc_per_node=N -m neurips26.sdm.prepare --scale
+paper`` trains data-parallel). The paper trains 1.4B and 7B hybrids (24 and 32 layers, width 2,048 and
+4,096, SDM tables of 65,536 slots) on DCLM text and scores them on RULER and knowledge benchmarks; none of
+that exists offline. What the chapter's procedural task can take is Zoology's MQAR at its usual sizes
+(:data:`~neurips26.sdm.training.PAPER_TASK`): 256 in-context tokens (128 keys), ``P`` in 8, 16, 32, 64
+pairs (sequences of up to 155 tokens, context 160), the 256 global facts as at default, and a longer run
+(:data:`~neurips26.sdm.training.PAPER_TRAIN`: 10,000 updates of 256 sequences, 300 warm-up updates;
+``gdn-long`` four times that). The models keep the default's width 64 and mixer sizes: the claims compare
+the iso-FLOP pair (GDN ``d_k = 8``, SDM ``W = R = 8``) at matched parameters, and 32 or 64 pairs over 128
+keys load a 512-number GDN state and a 16,384-number SDM table far more than 16 pairs do. ``--trial``
+trains each row for one update of 8 sequences (no warm-up) and checks it on :data:`TRIAL_VALIDATION_SIZE`
+sequences per ``P`` (:func:`neurips26.scales.trial_run`).
 """
 
 from __future__ import annotations
@@ -33,8 +47,9 @@ from neurips26.checkpoint_files import (
     source_fingerprint,
     weights_hash,
 )
+from neurips26.scales import trial_run
 from neurips26.sdm.models import MixerSpec, RecallModel, matched_mlp_width
-from neurips26.sdm.training import TrainSpec, eval_pairs, evaluate, mean_over, train_model
+from neurips26.sdm.training import TaskSpec, TrainSpec, eval_pairs, evaluate, mean_over, task_for, train_model
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 SOURCE_FILES: tuple[tuple[str, str], ...] = tuple(
@@ -52,6 +67,10 @@ SOURCE_FILES: tuple[tuple[str, str], ...] = tuple(
 )
 VALIDATION_SEED = 4242
 VALIDATION_SIZE = 64
+TRIAL_VALIDATION_SIZE = 8
+"""Sequences per ``P`` of the freshness metric in a trial run (:func:`neurips26.scales.trial_run`)."""
+TRIAL_CAPS = {"steps": 1, "warmup": 0, "batch_size": 8}
+"""A trial run's recipe: one update of 8 sequences (``gdn-long``'s factor included)."""
 METRIC_ATOL = 0.01
 
 
@@ -110,14 +129,23 @@ def spec_at(name: str, scale: str) -> MixerSpec:
 
 
 def train_at(name: str, scale: str) -> TrainSpec:
-    """The training recipe of ``name`` at ``scale`` (the scale's, with the row's factor on the updates)."""
+    """The training recipe of ``name`` at ``scale`` (the scale's, with the row's factor on the updates; a
+    trial run's :data:`TRIAL_CAPS` last)."""
     train = TrainSpec.for_scale(scale)
     longer = model_row(name).longer
-    return train if longer == 1 else replace(train, steps=train.steps * longer)
+    train = train if longer == 1 else replace(train, steps=train.steps * longer)
+    return replace(train, **TRIAL_CAPS) if trial_run() else train
+
+
+def validation_size() -> int:
+    """Sequences per ``P`` of the freshness metric: :data:`VALIDATION_SIZE`, or
+    :data:`TRIAL_VALIDATION_SIZE` in a trial run."""
+    return TRIAL_VALIDATION_SIZE if trial_run() else VALIDATION_SIZE
 
 
 def expected_hash(name: str, scale: str) -> str:
-    """The configuration hash of ``name`` at ``scale``: its mixer, seed, training and the MLP width."""
+    """The configuration hash of ``name`` at ``scale``: its mixer, seed, training and the MLP width, and the
+    task where it is not the chapter's (so the default and smoke hashes are those the checkpoints record)."""
     spec = spec_at(name, scale)
     payload = {
         "spec": spec,
@@ -126,6 +154,9 @@ def expected_hash(name: str, scale: str) -> str:
         "mlp_width": matched_mlp_width(spec),
         "format": FORMAT,
     }
+    task = task_for(scale)
+    if task != TaskSpec():
+        payload["task"] = task
     return config_hash(payload)
 
 
@@ -154,14 +185,21 @@ class SDMMeta(Sidecar):
 
 
 def build_model(name: str, scale: str, meta: SDMMeta, state: dict[str, Tensor]) -> RecallModel:
-    """The model of ``meta`` (float32, eval mode) from its float16 state."""
-    model = RecallModel(spec_at(name, scale), mlp_width=meta.mlp_width, seed=model_row(name).seed)
+    """The model of ``meta`` (float32, eval mode, on the CPU) from its float16 state."""
+    task = task_for(scale)
+    model = RecallModel(
+        spec_at(name, scale),
+        mlp_width=meta.mlp_width,
+        seed=model_row(name).seed,
+        vocab=task.vocab_size,
+        context=task.context,
+    )
     return load_half_state(name, model, state).eval()
 
 
 def validation_metrics(name: str, scale: str, model: RecallModel) -> dict[str, float]:
-    """``val_loss``, ``val_context`` and ``val_facts`` on :data:`VALIDATION_SIZE` sequences per ``P``."""
-    results = evaluate(model, eval_pairs(scale), size=VALIDATION_SIZE, seed=VALIDATION_SEED)
+    """``val_loss``, ``val_context`` and ``val_facts`` on :func:`validation_size` sequences per ``P``."""
+    results = evaluate(model, eval_pairs(scale), size=validation_size(), seed=VALIDATION_SEED)
     return {
         "val_loss": mean_over(results, "loss"),
         "val_context": mean_over(results, "context"),
@@ -174,7 +212,9 @@ def _train(name: str, scale: str, verbose: bool = True) -> tuple[dict[str, Tenso
     spec, row, train = spec_at(name, scale), model_row(name), train_at(name, scale)
 
     def compute() -> tuple[dict[str, Tensor], SDMMeta]:
-        model, curves, seconds = train_model(spec, train, seed=row.seed, progress=verbose, desc=name)
+        model, curves, seconds = train_model(
+            spec, train, seed=row.seed, task=task_for(scale), progress=verbose, desc=name
+        )
         state = half_state(model)
         meta = SDMMeta(
             name=name,

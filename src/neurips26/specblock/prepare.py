@@ -30,10 +30,26 @@ on the recorded validation data (the shipped target's recorded responses) within
 :data:`~neurips26.checkpoint_files.METRIC_RTOL`. Otherwise it is stale
 (:class:`~neurips26.checkpoint_files.StaleCheckpointError`). No check reads source bytes: a comment in a
 shared module leaves every checkpoint fresh; a changed forward does not.
+
+``--scale paper`` trains the same target and table at :data:`PAPER` into the user cache, on the device
+:func:`~neurips26.train.choose_device` picks. The paper drafts for Llama-3.1-8B-Instruct and Qwen3-8B,
+trained on ShareGPT and UltraChat prompts with regenerated answers (K = 4, two drafter layers, three TTT
+blocks, 20 epochs) and evaluates six benchmarks at 1,024 new tokens; none of that exists offline. So
+``paper`` is the largest run our procedural corpus supports: a target of 5.3 M parameters (8 layers,
+width 256, :data:`~neurips26.specblock.target.PAPER_TARGET`) trained on ~35 M tokens for ~2.3 epochs, the
+drafters sized by it (SpecBlock 1.7 M, EAGLE-3 1.1 M, Medusa 0.35 M parameters) and distilled from its
+greedy answers to 4,000 prompts; SpecBlock for 4,000 steps of 32 windows of 96 rows, EAGLE-3 and Medusa
+for 2,000 steps of 32 sequences. About 20 min on one H100 (an estimate, not measured). ``torchrun
+--nproc_per_node=N -m neurips26.specblock.prepare --scale paper`` trains the target, EAGLE-3 and Medusa
+data-parallel; the SpecBlock drafters train in one process (their training-time-test loop is not
+:func:`~neurips26.train.fit`), so every rank trains the same drafter and rank 0 writes it. ``--trial``
+(:func:`neurips26.scales.trial_run`) trains every model for one update on 4 prompts of 8 tokens and a
+20-document corpus (:func:`trial_caps`).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import sys
 import time
@@ -64,13 +80,21 @@ from neurips26.checkpoint_files import (
     write_within_budget,
 )
 from neurips26.nn.transformer import Decoder
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
 from neurips26.specblock.baselines.eagle3 import Eagle3Drafter, train_eagle3
 from neurips26.specblock.baselines.medusa import MedusaHeads, train_medusa
 from neurips26.specblock.data import DOMAINS, DistillData, prompts, tokenizer
 from neurips26.specblock.drafter import SpecBlockConfig, SpecBlockDrafter
 from neurips26.specblock.protocol import fused_features
-from neurips26.specblock.target import EOS_ID, TargetConfig, distill, teacher_outputs
+from neurips26.specblock.target import (
+    EOS_ID,
+    PAPER_TARGET,
+    TARGET_GROWTH_FIELDS,
+    TargetConfig,
+    distill,
+    hash_form,
+    teacher_outputs,
+)
 from neurips26.specblock.target_checkpoint import (
     TARGET_NAME,
     TargetMeta,
@@ -80,6 +104,7 @@ from neurips26.specblock.target_checkpoint import (
     trained_target,
 )
 from neurips26.specblock.train_drafter import DrafterTraining, train_specblock
+from neurips26.train.device import choose_device
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -173,8 +198,10 @@ class PrepareConfig:
     ``target``: the target's config; ``domains``: distillation domains; ``prompts``: distillation prompts
     (split evenly over ``domains``), ``new_tokens`` greedy tokens each, prompt seed ``prompt_seed``;
     ``val_prompts`` held-out prompts (seed ``val_seed``) for the validation metric; SpecBlock: ``steps``,
-    ``batch``, ``window``, ``lr``, ``mlp_ratio``; EAGLE-3/Medusa: ``eagle_steps``/``medusa_steps``;
-    ``seed``: weights, batches and TTT draws of every drafter.
+    ``batch``, ``window``, ``lr``, ``mlp_ratio``; EAGLE-3/Medusa: ``eagle_steps``/``medusa_steps`` and
+    ``eagle_batch``/``medusa_batch`` (sequences per step); ``seed``: weights, batches and TTT draws of every
+    drafter. The fields of :data:`GROWTH_FIELDS` came with the ``paper`` scale: at their defaults they are
+    left out of the configuration hash (:func:`expected_hash`), so the committed checkpoints stay fresh.
     """
 
     target: TargetConfig = field(default_factory=TargetConfig)
@@ -192,6 +219,8 @@ class PrepareConfig:
     eagle_steps: int = 75
     medusa_steps: int = 150
     seed: int = 0
+    eagle_batch: int = 8
+    medusa_batch: int = 16
 
     def __post_init__(self) -> None:
         if not isinstance(self.target, TargetConfig):
@@ -218,11 +247,14 @@ class PrepareConfig:
         check_int("eagle_steps", self.eagle_steps, minimum=1)
         check_int("medusa_steps", self.medusa_steps, minimum=1)
         check_seed("seed", self.seed)
+        check_int("eagle_batch", self.eagle_batch, minimum=1)
+        check_int("medusa_batch", self.medusa_batch, minimum=1)
 
     @classmethod
     def for_scale(cls, scale: str) -> PrepareConfig:
-        """smoke: the smoke target, 24 prompts × 16 tokens, a few steps; default: the table above."""
-        return pick(
+        """smoke: the smoke target, 24 prompts × 16 tokens, a few steps; default: the table above; paper:
+        :data:`PAPER`. A trial run (:func:`~neurips26.scales.trial_run`) applies :func:`trial_caps`."""
+        config = pick(
             scale,
             smoke=cls(
                 target=TargetConfig.for_scale("smoke"),
@@ -236,13 +268,64 @@ class PrepareConfig:
                 medusa_steps=3,
             ),
             default=cls(),
-            paper=cls(target=TargetConfig.for_scale("paper"), prompts=2000, steps=2000),
+            paper=PAPER,
         )
+        return trial_caps(config) if trial_run() else config
+
+
+PAPER = PrepareConfig(
+    target=PAPER_TARGET,
+    prompts=4000,
+    steps=4000,
+    batch=32,
+    window=96,
+    eagle_steps=2000,
+    medusa_steps=2000,
+    eagle_batch=32,
+    medusa_batch=32,
+)
+"""The ``paper`` scale (module docstring): the paper target, 4,000 distillation prompts, and budgets of
+128 k SpecBlock windows and 64 k EAGLE-3/Medusa sequences (~32 and ~16 epochs of the prompts)."""
+
+
+def trial_caps(config: PrepareConfig) -> PrepareConfig:
+    """``config`` cut to a trial run: the target trained for one update of 2 windows of 32 tokens (no
+    warm-up) on 20 documents and validated on 2 windows; 4 distillation prompts of 8 new tokens and 2
+    validation prompts; one update of every drafter (SpecBlock on 2 windows of 8 rows, EAGLE-3 and Medusa
+    on 4 sequences). Every network keeps ``config``'s sizes."""
+    target = dataclasses.replace(
+        config.target, steps=1, warmup=0, batch=2, seq_len=32, documents=20, val_windows=2
+    )
+    return dataclasses.replace(
+        config,
+        target=target,
+        prompts=4,
+        new_tokens=8,
+        val_prompts=2,
+        steps=1,
+        batch=2,
+        window=8,
+        eagle_steps=1,
+        medusa_steps=1,
+        eagle_batch=4,
+        medusa_batch=4,
+    )
+
+
+GROWTH_FIELDS: dict[str, Any] = {"eagle_batch": 8, "medusa_batch": 16}
+"""Fields of :class:`PrepareConfig` added with the ``paper`` scale, and the values the committed checkpoints
+were trained with (the functions' defaults then): at these values a field is left out of the hash."""
 
 
 def expected_hash(spec: ModelSpec, config: PrepareConfig) -> str:
-    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``spec`` under ``config``."""
-    return config_hash({"model": spec, "prepare": config, "format": FORMAT})
+    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``spec`` under ``config``.
+
+    ``config`` enters as its :func:`~neurips26.specblock.target.hash_form`, without the
+    :data:`GROWTH_FIELDS` (and the target's :data:`~neurips26.specblock.target.TARGET_GROWTH_FIELDS`) that
+    hold their committed values, so the default hashes are those recorded before the fields existed."""
+    form = hash_form(config, GROWTH_FIELDS)
+    form["target"] = hash_form(config.target, TARGET_GROWTH_FIELDS)
+    return config_hash({"model": spec, "prepare": form, "format": FORMAT})
 
 
 # --------------------------------------------------------------------------------------------
@@ -340,6 +423,14 @@ def forget_targets() -> None:
     distillation.cache_clear()
 
 
+def on_device(target: Decoder, device: torch.device | str) -> Decoder:
+    """``target`` itself when it already lives on ``device``, else a copy moved there (the chapter's target,
+    which :func:`target_for` keeps in memory, stays where it is)."""
+    if next(target.parameters()).device == torch.device(device):
+        return target
+    return copy.deepcopy(target).to(device)
+
+
 def _prompt_ids(texts: Sequence[str]) -> list[list[int]]:
     tok = tokenizer()
     return [tok.encode(text, bos=True) for text in texts]
@@ -351,12 +442,17 @@ def distillation(config: PrepareConfig, split: str = "train") -> DistillData:
 
     The ``"val"`` split of the shipped target uses the responses recorded in its sidecar (teacher forcing),
     so the drafters' validation metrics never hinge on a greedy tie that another CPU breaks differently.
+    The ``"train"`` split is decoded on :func:`~neurips26.train.choose_device`'s device (it only feeds
+    training); the ``"val"`` split on the CPU, where the recorded metrics are measured. Both come back on
+    the CPU.
     """
     check_choice("split", split, ("train", "val"))
     texts = train_prompts(config) if split == "train" else validation_prompts(config)
     target, meta = _target_and_meta(config)
     if split == "val" and meta is not None and len(meta.val_responses) == len(texts):
         return teacher_outputs(target, _prompt_ids(texts), meta.responses())
+    if split == "train":
+        target = on_device(target, choose_device())
     return distill(target, texts, config.new_tokens, progress=False)
 
 
@@ -376,16 +472,21 @@ def block_accuracy(drafter: SpecBlockDrafter, data: Any) -> dict[str, Tensor]:
     the target's argmax at position ``i+1+k`` wherever ``loss_mask[i+1+k]``. Returns ``(K,)`` tensors:
     ``correct``/``valid`` counts, ``loss`` (mean soft CE per slot), and ``chain_correct``/``chain_valid``:
     slot ``k`` correct among the valid rows whose slots ``< k`` were all valid and correct (claim D7).
+    Computed on the drafter's device (``data`` is moved there).
     """
-    tokens, logits, hidden, mask = data.tokens, data.logits, data.hidden, data.loss_mask
+    device = drafter.embedding.device
+    tokens, logits, hidden, mask = (
+        x.to(device) for x in (data.tokens, data.logits, data.hidden, data.loss_mask)
+    )
     t, kk = tokens.shape[1], drafter.config.block_size
     s = t - 1
     was_training = drafter.training
     drafter.eval()
     out = drafter.forward_sequence(fused_features(hidden[:, :s]).to(drafter.embedding.dtype), tokens[:, 1:])
     drafter.train(was_training)
-    cols = (torch.arange(s)[:, None] + 1 + torch.arange(kk)).clamp(max=t - 1)  # teacher position i+1+k
-    inside = (torch.arange(s)[:, None] + 1 + torch.arange(kk)) < t
+    rows, slots = torch.arange(s, device=device), torch.arange(kk, device=device)
+    cols = (rows[:, None] + 1 + slots).clamp(max=t - 1)  # teacher position i+1+k
+    inside = (rows[:, None] + 1 + slots) < t
     teacher = logits[:, cols]  # (B, S, K, V)
     valid = mask[:, cols] & inside  # (B, S, K)
     right = (out.logits.argmax(-1) == teacher.argmax(-1)) & valid
@@ -403,11 +504,15 @@ def block_accuracy(drafter: SpecBlockDrafter, data: Any) -> dict[str, Tensor]:
 
 @torch.no_grad()
 def validation_metrics(kind: str, model: nn.Module, data: Any) -> dict[str, float]:
-    """``val_loss`` (Σ_k γ^k · mean soft CE of slot/step/head k) and top-1 ``acc{k}`` on held-out ``data``."""
+    """``val_loss`` (Σ_k γ^k · mean soft CE of slot/step/head k) and top-1 ``acc{k}`` on held-out ``data``
+    (computed on the model's device: ``data`` is moved there)."""
     check_choice("kind", kind, KINDS)
     was_training = model.training
     model.eval()
-    tokens, logits, hidden, mask = data.tokens, data.logits, data.hidden, data.loss_mask
+    device = next(model.parameters()).device
+    tokens, logits, hidden, mask = (
+        x.to(device) for x in (data.tokens, data.logits, data.hidden, data.loss_mask)
+    )
     t = tokens.shape[1]
     if kind == "specblock":
         stats = block_accuracy(model, data)
@@ -479,19 +584,23 @@ def train_model(
     """Train drafter ``spec`` on the distillation data of ``config``; its float16 state and sidecar.
 
     The sidecar's metrics are measured on the float16 weights (as a loaded checkpoint has them) on the
-    held-out validation distillation.
+    held-out validation distillation, on the CPU with the chapter's target, as :data:`REGISTRY` re-measures
+    them. The drafter trains on :func:`~neurips26.train.choose_device`'s device, bound to a copy of the
+    target there: EAGLE-3 and Medusa through :func:`~neurips26.train.fit` (data-parallel under torchrun),
+    SpecBlock in its own loop, in one process.
     """
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec; got {type(spec).__name__}")
     if not isinstance(config, PrepareConfig):
         raise TypeError(f"config must be a PrepareConfig; got {type(config).__name__}")
     target = target_for(config)
+    trainer = on_device(target, choose_device())
     data = distillation(config, "train")
     start = time.perf_counter()
     if spec.kind == "specblock":
         model_config = _specblock_config(spec, config, target)
         model, history = train_specblock(
-            target,
+            trainer,
             data,
             _drafter_training(spec, config),
             architecture=model_config,
@@ -501,13 +610,23 @@ def train_model(
         train = {"steps": config.steps, "batch": config.batch, "lr": config.lr, "window": config.window}
     elif spec.kind == "eagle3":
         model, history = train_eagle3(
-            target, data, steps=config.eagle_steps, seed=config.seed, progress=progress
+            trainer,
+            data,
+            steps=config.eagle_steps,
+            batch=config.eagle_batch,
+            seed=config.seed,
+            progress=progress,
         )
         model_fields = dataclasses.asdict(model.config)
         train = {"steps": config.eagle_steps}
     else:
         model, history = train_medusa(
-            target, data, steps=config.medusa_steps, seed=config.seed, progress=progress
+            trainer,
+            data,
+            steps=config.medusa_steps,
+            batch=config.medusa_batch,
+            seed=config.seed,
+            progress=progress,
         )
         model_fields = dataclasses.asdict(model.config)
         train = {"steps": config.medusa_steps}
@@ -616,11 +735,14 @@ def prepare(
     their checkpoints.
 
     The target comes first: the drafters are then trained for it (at default, for the written package
-    checkpoint). ``out`` defaults to :func:`checkpoint_dir` (the package for "default"). Raises
-    ``RuntimeError`` when a checkpoint or the directory exceeds its cap
-    (:func:`~neurips26.checkpoint_files.check_budget`; the target is the one checkpoint allowed 2 MB).
+    checkpoint). ``out`` defaults to :func:`checkpoint_dir` (the package for "default"). At the shipped
+    scale (default), whose checkpoints are package data, raises ``RuntimeError`` when a checkpoint or the
+    directory exceeds its cap (:func:`~neurips26.checkpoint_files.check_budget`; the target is the one
+    checkpoint allowed 2 MB); the other scales write to the user cache uncapped (the paper target takes
+    ~10.6 MB).
     """
     config = PrepareConfig.for_scale(scale)
+    capped = scale == REGISTRY.shipped_scale
     names = ALL_NAMES if only is None else tuple(check_choice("only", n, ALL_NAMES) for n in only)
     directory = Path(checkpoint_dir(scale) if out is None else out)
     written: list[Sidecar] = []
@@ -628,16 +750,16 @@ def prepare(
         state, target_meta = make_checkpoint(
             config.target, _prompt_ids(validation_prompts(config)), config.new_tokens, EOS_ID
         )
-        write_within_budget(directory, state, target_meta, large=True)
+        write_within_budget(directory, state, target_meta, large=True, capped=capped)
         written.append(target_meta)
         forget_targets()  # the drafters below bind to the target just written
     for name in names:
         if name == TARGET_NAME:
             continue
         state, meta = train_model(model_spec(name), config, progress=progress)
-        write_within_budget(directory, state, meta)
+        write_within_budget(directory, state, meta, capped=capped)
         written.append(meta)
-    check_directory_budget(directory, len(written))
+    check_directory_budget(directory, len(written), capped=capped)
     return written
 
 

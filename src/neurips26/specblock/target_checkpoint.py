@@ -42,10 +42,12 @@ from neurips26.checkpoint_files import (
 )
 from neurips26.nn.transformer import Decoder
 from neurips26.specblock.target import (
+    TARGET_GROWTH_FIELDS,
     TARGET_SOURCES,
     TargetConfig,
     build_target,
     greedy_batch,
+    hash_form,
     train_target,
     train_target_run,
     validation_loss,
@@ -96,8 +98,9 @@ class TargetMeta(Sidecar):
 
 
 def expected_hash(config: TargetConfig) -> str:
-    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains the target of ``config``."""
-    return config_hash({"target": config, "format": FORMAT})
+    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains the target of ``config``
+    (its :func:`~neurips26.specblock.target.hash_form`)."""
+    return config_hash({"target": hash_form(config, TARGET_GROWTH_FIELDS), "format": FORMAT})
 
 
 def target_state(target: Decoder) -> dict[str, Tensor]:
@@ -125,7 +128,10 @@ def build_from_state(config: TargetConfig, state: dict[str, Tensor], *, name: st
 
 
 def trained_target(config: TargetConfig, *, verbose: bool = True) -> Decoder:
-    """The target of ``config`` trained (through the cache) and rounded to float16: the chapter's target."""
+    """The target of ``config`` trained (through the cache) and rounded to float16: the chapter's target.
+
+    It trains on :func:`~neurips26.train.choose_device`'s device; the rounded target is built on the CPU,
+    where the drafters' recorded metrics are measured (a trainer moves a copy of it to its device)."""
     model = train_target(config, verbose=verbose)
     return build_from_state(config, target_state(model))
 

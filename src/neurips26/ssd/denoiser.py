@@ -326,10 +326,15 @@ class EDMDenoiser(nn.Module):
         _, net_in, c = self._inputs(x, sigma, extra)
         return self.net(net_in, c.c_noise.view(-1))
 
-    def forward(self, x: Tensor, sigma: SigmaLike, extra: Tensor | None = None) -> Tensor:
-        """The denoised estimate ``D_θ(x; σ)`` of ``x0`` (EDM Eq. (7)), shape of ``x``."""
+    def forward(
+        self, x: Tensor, sigma: SigmaLike, extra: Tensor | None = None, *, raw: bool = False
+    ) -> Tensor:
+        """The denoised estimate ``D_θ(x; σ)`` of ``x0`` (EDM Eq. (7)), shape of ``x``; ``raw=True`` returns
+        ``F_θ`` instead (:meth:`raw`), so a training loss that masks ``F_θ``'s residual still calls the
+        module (data-parallel training averages gradients in the forward of its wrapper)."""
         x, net_in, c = self._inputs(x, sigma, extra)
-        return c.c_skip * x + c.c_out * self.net(net_in, c.c_noise.view(-1))
+        out = self.net(net_in, c.c_noise.view(-1))
+        return out if raw else c.c_skip * x + c.c_out * out
 
     def num_parameters(self) -> int:
         """Number of trainable parameters."""

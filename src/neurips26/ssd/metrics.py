@@ -311,9 +311,15 @@ def train_digit_cnn(model: DigitCNN, images: Tensor, labels: Tensor, *, progress
     )
 
 
+def _device_of(model: nn.Module) -> torch.device:
+    """Where ``model``'s parameters live (its inputs are moved there)."""
+    return next(model.parameters()).device
+
+
 def classifier_accuracy(model: DigitCNN, images: Tensor, labels: Tensor) -> float:
-    """Share of ``images`` whose arg-max logit is the label."""
+    """Share of ``images`` whose arg-max logit is the label (computed on the model's device)."""
     images, labels = _check_labelled(images, labels, model.config.image_size)
+    images, labels = images.to(_device_of(model)), labels.to(_device_of(model))
     was_training = model.training
     model.eval()
     with torch.no_grad():
@@ -332,12 +338,18 @@ def _fingerprint(*tensors: Tensor) -> str:
 
 
 def digit_classifier(
-    images: Tensor, labels: Tensor, config: DigitCNNConfig | None = None, *, verbose: bool = True
+    images: Tensor,
+    labels: Tensor,
+    config: DigitCNNConfig | None = None,
+    *,
+    verbose: bool = True,
+    device: torch.device | str | None = None,
 ) -> Trained:
     """The proxy-FID classifier trained on ``(images, labels)``, loaded from the cache when it exists.
 
     The cache key holds ``config``, a hash of the training data and the source of ``neurips26.ssd`` and
-    ``neurips26.train`` (:func:`neurips26.train.trained`), so new data or new code retrains.
+    ``neurips26.train`` (:func:`neurips26.train.trained`), so new data or new code retrains. The model is
+    trained on, or loaded onto, ``device`` (None: the CPU).
     """
     config = DigitCNNConfig() if config is None else config
     if not isinstance(config, DigitCNNConfig):
@@ -347,7 +359,7 @@ def digit_classifier(
     return trained(
         "ssd-digit-cnn",
         keyed,
-        lambda: DigitCNN(config),
+        lambda: DigitCNN(config) if device is None else DigitCNN(config).to(device),
         lambda model: train_digit_cnn(model, images, labels),
         package=("neurips26.ssd", "neurips26.train"),
         verbose=verbose,
@@ -359,7 +371,7 @@ class ProxyFID:
 
     ``ProxyFID(classifier, reference)`` stores the feature mean and covariance of ``reference``
     (N, 1, S, S); calling it on images returns their :func:`gaussian_frechet_distance` to those statistics.
-    Images are clamped to [-1, 1] first, the range the classifier saw.
+    Images are clamped to [-1, 1] first, the range the classifier saw, and moved to its device.
     """
 
     def __init__(self, classifier: DigitCNN, reference: Tensor, *, batch_size: int = 1024) -> None:
@@ -373,15 +385,16 @@ class ProxyFID:
         """Penultimate features (N, features) of images (N, 1, S, S), in eval mode, as float64."""
         if not isinstance(images, Tensor):
             raise TypeError(f"images must be a torch.Tensor; got {type(images).__name__}")
+        device = _device_of(self.classifier)
         was_training = self.classifier.training
         self.classifier.eval()
         with torch.no_grad():
             chunks = [
-                self.classifier.features(chunk.float().clamp(-1.0, 1.0))
+                self.classifier.features(chunk.to(device).float().clamp(-1.0, 1.0))
                 for chunk in images.split(self.batch_size)
             ]
         self.classifier.train(was_training)
-        return torch.cat(chunks).double().numpy()
+        return torch.cat(chunks).double().cpu().numpy()
 
     def __call__(self, images: Tensor) -> float:
         """Proxy FID of ``images`` against the reference set."""
@@ -454,9 +467,9 @@ def colour_mismatch(x: Tensor, centres: Tensor | np.ndarray | None = None) -> Te
         raise ValueError(
             f"centres must be integers of shape ({b}, 2, 2); got {tuple(centres.shape)}, {centres.dtype}"
         )
-    rows, cols = centres[..., 0].long(), centres[..., 1].long()
+    rows, cols = centres[..., 0].long().to(x.device), centres[..., 1].long().to(x.device)
     if rows.min() < 0 or rows.max() >= h or cols.min() < 0 or cols.max() >= w:
         raise ValueError(f"centres must lie inside the {h}×{w} image")
-    batch = torch.arange(b)[:, None]
+    batch = torch.arange(b, device=x.device)[:, None]
     colours = x.permute(0, 2, 3, 1)[batch, rows, cols]  # (B, 2, C)
     return (colours[:, 0] - colours[:, 1]).double().norm(dim=1)

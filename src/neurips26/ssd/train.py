@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from neurips26 import distributed
 from neurips26.ssd.denoiser import (
     EDMDenoiser,
     edm_target,
@@ -104,19 +105,24 @@ def noise_generator(device: torch.device, seed: int) -> torch.Generator:
     return generator.manual_seed(check_seed("seed", seed))
 
 
-def training_loss(model: EDMDenoiser, x0: Tensor, config: TrainConfig, generator: torch.Generator) -> Tensor:
+def training_loss(
+    model: EDMDenoiser | torch.nn.Module, x0: Tensor, config: TrainConfig, generator: torch.Generator
+) -> Tensor:
     """The loss of one step on the clean batch ``x0`` (B, C, H, W); randomness from ``generator``.
 
     ``x0`` must be on the model's device; σ, the noise and the masks are drawn there when ``generator``
     lives there (:func:`noise_generator`), else on the generator's device and moved
     (:func:`~neurips26.ssd.masks.draw_device`): every tensor of the step ends up on the model's device.
+    ``model`` may be the data-parallel wrapper of the denoiser (under torchrun): the loss only calls it
+    (``raw=True`` for the masked ``F_θ`` residual) and reads the configuration off the module inside.
     """
-    x0 = check_images("x0", x0, channels=model.config.channels_in)
+    cfg = distributed.unwrap(model).config
+    x0 = check_images("x0", x0, channels=cfg.channels_in)
     device = model_device(model)
     if x0.device != device:
         raise ValueError(f"x0 must be on the model's device {device}; got {x0.device}")
     b, _, h, w = x0.shape
-    sd = model.config.sigma_data
+    sd = cfg.sigma_data
     sigma = sample_sigma(b, generator, config.p_mean, config.p_std, device=device).to(x0.dtype)
     noise = torch.randn(
         x0.shape, generator=generator, dtype=x0.dtype, device=draw_device(generator, device)
@@ -134,10 +140,10 @@ def training_loss(model: EDMDenoiser, x0: Tensor, config: TrainConfig, generator
         )
     if config.input_masking:
         # MaskDM-style: the network sees only the kept pixels of x and the mask itself
-        pred = model.raw(x * mask, sigma, extra=mask)
+        pred = model(x * mask, sigma, mask, raw=True)
         return ssd_loss(pred, edm_target(x0, noise, sigma, sd), mask, normaliser=config.normaliser)
     if config.parametrisation == "x0":
-        pred, target = model.raw(x, sigma), edm_target(x0, noise, sigma, sd)
+        pred, target = model(x, sigma, raw=True), edm_target(x0, noise, sigma, sd)
     elif config.parametrisation == "eps":
         pred, target = eps_prediction(model(x, sigma), x, sigma), noise
     else:
@@ -161,6 +167,10 @@ def train_denoiser(
     second one on the model's device (:func:`noise_generator`), so two runs with the same seeds and the
     same initial weights see the same batches. ``eval_fn(model)`` runs every ``config.eval_every``
     updates (and after the last) and its values land in ``History.eval``.
+
+    Under torchrun the same call trains data-parallel (:func:`~neurips26.train.fit`): every rank draws the
+    same global batch and keeps its share, and rank r draws its σ, noise and masks from
+    ``rank_seed(config.seed + 1, r)`` (rank 0, and a single process, from ``config.seed + 1``).
     """
     if not isinstance(model, EDMDenoiser):
         raise TypeError(f"model must be an EDMDenoiser; got {type(model).__name__}")
@@ -170,7 +180,8 @@ def train_denoiser(
     if config.input_masking and model.config.extra_input_channels != 1:
         raise ValueError("model must have extra_input_channels = 1 for input_masking (the mask channel)")
     batch_gen = torch.Generator().manual_seed(config.seed)  # indices into data, which stays where it is
-    noise_gen = noise_generator(model_device(model), config.seed + 1)  # σ, noise, masks: model's device
+    noise_seed = distributed.rank_seed(config.seed + 1, distributed.world().rank)
+    noise_gen = noise_generator(model_device(model), noise_seed)  # σ, noise, masks: model's device
 
     def batches(step: int) -> Tensor:
         idx = torch.randint(data.shape[0], (config.batch,), generator=batch_gen)

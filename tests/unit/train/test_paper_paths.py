@@ -12,7 +12,7 @@ import pytest
 
 from neurips26.scales import TRIAL_ENV
 
-READY = ("sparse_control",)
+READY = ("ssd", "sdm", "specblock", "sparse_control", "iohp")
 """The chapters whose ``paper`` scale is a plan of its own (the others still fall back to ``default``)."""
 
 

@@ -58,13 +58,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from neurips26.iohp.corpus import CorpusLayout, split_corpus
 from neurips26.iohp.layout import ROOM_TYPES, Furniture, Layout, Room
 from neurips26.iohp.rooms import CATEGORIES
 from neurips26.nn import Decoder, DecoderConfig, sample_next_token
 from neurips26.seeding import sub_seed
-from neurips26.train import fit
+from neurips26.train import choose_device, fit
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 #: Grid (m) of every length and gap token.
@@ -365,11 +366,12 @@ def encode(layouts: Sequence[CorpusLayout | Layout]) -> Encoded:
     return Encoded(rooms, tuple(object_tokens(lay) for lay in items))
 
 
-def sequence_loss(model: Decoder, tokens: torch.Tensor, *, reduction: str = "mean") -> torch.Tensor:
+def sequence_loss(model: nn.Module, tokens: torch.Tensor, *, reduction: str = "mean") -> torch.Tensor:
     """Next-token cross-entropy (nats) on the object tokens and ``<end>`` of ``tokens`` (B, T).
 
     Room tokens and padding are not predicted. ``reduction``: ``"mean"`` over predicted tokens, or
-    ``"sum"``.
+    ``"sum"``. ``model`` is the :class:`Decoder` or, under torchrun, the data-parallel wrapper around it
+    (only its forward is called).
     """
     check_choice("reduction", reduction, ("mean", "sum"))
     logits = model(tokens[:, :-1]).logits
@@ -391,7 +393,8 @@ def _fixed_orders(encoded: Encoded, seed: int) -> list[np.ndarray]:
 def validation_nll(
     model: Decoder, layouts: Sequence[CorpusLayout | Layout], *, seed: int = 0, batch: int = 256
 ) -> float:
-    """Mean NLL (nats per object token, ``<end>`` included) of ``layouts``, each in one seeded order."""
+    """Mean NLL (nats per object token, ``<end>`` included) of ``layouts``, each in one seeded order (on
+    the model's device)."""
     if not isinstance(model, Decoder):
         raise TypeError(f"model must be a Decoder; got {type(model).__name__}")
     encoded = encode(layouts)
@@ -400,13 +403,14 @@ def validation_nll(
     seed = check_seed("seed", seed)
     batch = check_int("batch", batch, minimum=1)
     orders = _fixed_orders(encoded, seed)
+    device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
     try:
         for start in range(0, len(encoded), batch):
             idx = list(range(start, min(start + batch, len(encoded))))
-            tokens = encoded.batch(idx, [orders[i] for i in idx], model.config.context)
+            tokens = encoded.batch(idx, [orders[i] for i in idx], model.config.context).to(device)
             total += float(sequence_loss(model, tokens, reduction="sum"))
             count += int(sum(OBJECT_TOKENS * len(encoded.objects[i]) + 1 for i in idx))
     finally:
@@ -461,7 +465,9 @@ def train_atiss(
     config: DecoderConfig = ATISS_CONFIG,
     progress: bool = False,
 ) -> AtissTraining:
-    """Train the ATISS-style decoder on ``corpus`` for ``steps`` updates (module docstring).
+    """Train the ATISS-style decoder on ``corpus`` for ``steps`` updates (module docstring), on the device
+    :func:`~neurips26.train.choose_device` picks (data-parallel under torchrun: :func:`neurips26.train.fit`
+    shards each batch of layouts over the ranks).
 
     ``corpus``: :class:`~neurips26.iohp.corpus.CorpusLayout` or :class:`Layout` records. ``validation``: the
     held-out share (``split_corpus(corpus, validation=share, seed=seed)``, so a checkpoint's validation set
@@ -478,7 +484,7 @@ def train_atiss(
     eval_every = check_int("eval_every", eval_every, minimum=1)
     train_idx, val_idx = _split(layouts, validation, seed)
     encoded = encode(layouts)
-    model = atiss_model(config, seed=sub_seed(seed, 0))
+    model = atiss_model(config, seed=sub_seed(seed, 0)).to(choose_device())
     train = np.array(train_idx)
     per_epoch = max(1, len(train) // batch)
 
@@ -531,18 +537,20 @@ class _Decoding:
 
     def __init__(self, model: Decoder, prompt: np.ndarray) -> None:
         self.model = model
+        self.device = next(model.parameters()).device
         self.cache = model.make_cache()
         self.length = 0
         self.logits = self.feed(prompt)
 
     def feed(self, tokens: Sequence[int] | np.ndarray) -> torch.Tensor:
-        t = torch.as_tensor(np.asarray(tokens, dtype=np.int64)).reshape(1, -1)
+        """Feed ``tokens``; the logits of the last one, on the CPU (the samplers' generators live there)."""
+        t = torch.as_tensor(np.asarray(tokens, dtype=np.int64)).reshape(1, -1).to(self.device)
         if self.length + t.shape[1] > self.model.config.context:
             raise ValueError(
                 f"the layout needs more than the model's context of {self.model.config.context} tokens"
             )
         self.length += t.shape[1]
-        self.logits = self.model(t, cache=self.cache).logits[:, -1].float()
+        self.logits = self.model(t, cache=self.cache).logits[:, -1].float().cpu()
         return self.logits
 
 

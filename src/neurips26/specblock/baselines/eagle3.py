@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26 import distributed
 from neurips26.nn.attention import KVCache, causal_mask
 from neurips26.nn.embeddings import RotaryEmbedding, apply_rope
 from neurips26.nn.transformer import Decoder
@@ -214,6 +215,13 @@ class Eagle3Drafter(nn.Module):
         g = self.layer(self.embedding(tokens), hidden, positions, mask, cache)
         return g, self.lm_head(self.final_norm(g))
 
+    def forward(
+        self, features: Tensor, tokens: Tensor, steps: int | None = None, *, dense: bool = False
+    ) -> list[Tensor]:
+        """The training-time test's logits, :meth:`ttt_forward` (what the training loss calls, so that a
+        data-parallel wrapper's forward runs and averages the gradients)."""
+        return self.ttt_forward(features, tokens, steps, dense=dense)
+
     def ttt_forward(
         self, features: Tensor, tokens: Tensor, steps: int | None = None, *, dense: bool = False
     ) -> list[Tensor]:
@@ -249,14 +257,18 @@ class Eagle3Drafter(nn.Module):
         return out
 
 
-def eagle3_step_losses(drafter: Eagle3Drafter, data: object) -> Tensor:
+def eagle3_step_losses(drafter: Eagle3Drafter | nn.Module, data: object) -> Tensor:
     """``(ttt_steps,)`` losses ``L_j``: soft CE of step ``j`` against the target's softmax at ``i+1+j``,
-    averaged over rows ``i`` with ``loss_mask[i+1+j]`` (EAGLE-3's training-time test)."""
-    if not isinstance(drafter, Eagle3Drafter):
-        raise TypeError(f"drafter must be an Eagle3Drafter; got {type(drafter).__name__}")
+    averaged over rows ``i`` with ``loss_mask[i+1+j]`` (EAGLE-3's training-time test).
+
+    ``drafter`` may be the data-parallel wrapper of an :class:`Eagle3Drafter` (under torchrun): it is
+    called (its forward is the TTT unroll) and its attributes are read off the module inside."""
+    module = distributed.unwrap(drafter)
+    if not isinstance(module, Eagle3Drafter):
+        raise TypeError(f"drafter must be an Eagle3Drafter; got {type(module).__name__}")
     tokens, logits, hidden, loss_mask = unpack_distill(data)
-    features = fused_features(hidden).to(drafter.fc.weight.dtype)
-    outs = drafter.ttt_forward(features, tokens)
+    features = fused_features(hidden).to(module.fc.weight.dtype)
+    outs = drafter(features, tokens)
     return torch.stack(
         [
             masked_soft_ce(out, shift_left(logits, 1 + j), shift_left(loss_mask, 1 + j, False))
@@ -265,10 +277,12 @@ def eagle3_step_losses(drafter: Eagle3Drafter, data: object) -> Tensor:
     )
 
 
-def eagle3_loss(drafter: Eagle3Drafter, data: object) -> Tensor:
-    """The TTT loss ``Σ_j γ^j L_j`` (γ = ``config.gamma`` = 0.8)."""
+def eagle3_loss(drafter: Eagle3Drafter | nn.Module, data: object) -> Tensor:
+    """The TTT loss ``Σ_j γ^j L_j`` (γ = ``config.gamma`` = 0.8); ``drafter`` as in
+    :func:`eagle3_step_losses`."""
     losses = eagle3_step_losses(drafter, data)
-    weights = torch.tensor(drafter.config.loss_weights, dtype=losses.dtype, device=losses.device)
+    config = distributed.unwrap(drafter).config
+    weights = torch.tensor(config.loss_weights, dtype=losses.dtype, device=losses.device)
     return (weights * losses).sum()
 
 
@@ -289,6 +303,8 @@ def train_eagle3(
     (:func:`neurips26.train.fit.fit`); batches of ``batch`` random rows, a pure function of
     ``(seed, step)``; weights initialised from ``seed``. Returns the drafter (eval mode) and its history.
     Defaults ≈ one pass over 600 distilled sequences: ≈ 13 s on one busy CPU thread at width 128, T ≈ 137.
+    The drafter trains on ``target``'s device; under torchrun, data-parallel (each rank takes its share of
+    the ``batch`` rows).
     """
     drafter = Eagle3Drafter(target, config, seed=seed)
     tokens, logits, hidden, loss_mask = unpack_distill(data, target)

@@ -33,6 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26 import distributed
 from neurips26.nn.transformer import Decoder
 from neurips26.specblock.baselines._common import (
     batch_indices,
@@ -98,26 +99,30 @@ class MedusaHeads(nn.Module):
         )
 
 
-def medusa_head_losses(heads: MedusaHeads, data: object) -> Tensor:
+def medusa_head_losses(heads: MedusaHeads | nn.Module, data: object) -> Tensor:
     """``(K,)`` losses ``L_k``: head ``k`` at row ``i`` against the target's softmax at ``i+1+k``, averaged
     over rows with ``loss_mask[i+1+k]``. ``data``: ``DistillData``-like or ``(tokens, logits, hidden, mask)``.
+    ``heads`` may be the data-parallel wrapper of :class:`MedusaHeads` (under torchrun): it is called, and
+    its attributes are read off the module inside.
     """
-    if not isinstance(heads, MedusaHeads):
-        raise TypeError(f"heads must be MedusaHeads; got {type(heads).__name__}")
+    module = distributed.unwrap(heads)
+    if not isinstance(module, MedusaHeads):
+        raise TypeError(f"heads must be MedusaHeads; got {type(module).__name__}")
     _, logits, hidden, loss_mask = unpack_distill(data)
-    out = heads(hidden[:, :, -1, :].to(heads.norm.weight.dtype))  # (B, T, K, V)
+    out = heads(hidden[:, :, -1, :].to(module.norm.weight.dtype))  # (B, T, K, V)
     return torch.stack(
         [
             masked_soft_ce(out[:, :, k], shift_left(logits, 1 + k), shift_left(loss_mask, 1 + k, False))
-            for k in range(heads.config.heads)
+            for k in range(module.config.heads)
         ]
     )
 
 
-def medusa_loss(heads: MedusaHeads, data: object) -> Tensor:
-    """``Σ_k γ^k L_k`` (γ = ``config.gamma`` = 0.8)."""
+def medusa_loss(heads: MedusaHeads | nn.Module, data: object) -> Tensor:
+    """``Σ_k γ^k L_k`` (γ = ``config.gamma`` = 0.8); ``heads`` as in :func:`medusa_head_losses`."""
     losses = medusa_head_losses(heads, data)
-    weights = torch.tensor(heads.config.loss_weights, dtype=losses.dtype, device=losses.device)
+    config = distributed.unwrap(heads).config
+    weights = torch.tensor(config.loss_weights, dtype=losses.dtype, device=losses.device)
     return (weights * losses).sum()
 
 
@@ -136,6 +141,8 @@ def train_medusa(
 
     Adam (no weight decay), warm-up and cosine decay, clipping at 1 (:func:`neurips26.train.fit.fit`);
     batches of ``batch`` random rows, a pure function of ``(seed, step)``. Returns heads (eval) and history.
+    The heads train on ``target``'s device; under torchrun, data-parallel (each rank takes its share of
+    the ``batch`` rows).
     """
     heads = MedusaHeads(target, config)
     tokens, logits, hidden, loss_mask = unpack_distill(data, target)
