@@ -78,11 +78,33 @@ def transitions(
     """Encoded ``(z_t, a_t, z_{t+1})`` for trajectory ``rows[i]`` at step ``steps[i]``: tokens ``(B, P, D)``,
     actions ``(B, A)`` (float32)."""
     rows, steps = np.asarray(rows), np.asarray(steps)
-    now = State.stack([data.states[t].take(rows[steps == t]) for t in range(data.length)])
-    nxt = State.stack([data.states[t + 1].take(rows[steps == t]) for t in range(data.length)])
-    order = np.concatenate([np.flatnonzero(steps == t) for t in range(data.length)])
-    back = np.argsort(order)
+    now, nxt, back = _grouped(data, rows, steps)
     z = encoder.encode(envs.render(data.spec, now))[back]
     z_next = encoder.encode(envs.render(data.spec, nxt))[back]
     a = torch.from_numpy(data.actions[rows, steps].astype(np.float32))
     return z, a, z_next
+
+
+def _grouped(data: Trajectories, rows: np.ndarray, steps: np.ndarray) -> tuple[State, State, np.ndarray]:
+    """The states ``s_t`` and ``s_{t+1}`` of the transitions, grouped by step ``t``, and the permutation
+    ``back`` that puts the groups back in the order of ``rows``."""
+    now = State.stack([data.states[t].take(rows[steps == t]) for t in range(data.length)])
+    nxt = State.stack([data.states[t + 1].take(rows[steps == t]) for t in range(data.length)])
+    order = np.concatenate([np.flatnonzero(steps == t) for t in range(data.length)])
+    return now, nxt, np.argsort(order)
+
+
+STATE_FIELDS = ("agent", "gap", "block")
+
+
+def state_transitions(data: Trajectories, rows: np.ndarray, steps: np.ndarray) -> dict[str, torch.Tensor]:
+    """The transitions of :func:`transitions` before rendering: the fields of ``s_t`` (``agent``, ``gap``,
+    ``block``, float64), those of ``s_{t+1}`` (``agent_next``, …) and ``action`` (float32), each with one
+    row per transition. :func:`~neurips26.costgrad.envs.render_tensors` draws their frames wherever the
+    batch is (the ``paper`` scale's training path)."""
+    rows, steps = np.asarray(rows), np.asarray(steps)
+    now, nxt, back = _grouped(data, rows, steps)
+    out = {f: torch.from_numpy(getattr(now, f)[back]) for f in STATE_FIELDS}
+    out |= {f"{f}_next": torch.from_numpy(getattr(nxt, f)[back]) for f in STATE_FIELDS}
+    out["action"] = torch.from_numpy(data.actions[rows, steps].astype(np.float32))
+    return out

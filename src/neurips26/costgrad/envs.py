@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import numpy as np
+import torch
 
 from neurips26.validation import check_choice, check_float, check_int
 
@@ -179,6 +180,33 @@ def render(spec: EnvSpec, state: State) -> np.ndarray:
         )
         frames[:, 1] += inside
     return np.clip(frames, 0.0, 1.0).astype(np.float32)
+
+
+def render_tensors(
+    spec: EnvSpec, agent: torch.Tensor, gap: torch.Tensor, block: torch.Tensor
+) -> torch.Tensor:
+    """:func:`render` of the states ``agent`` ``(B, 2)``, ``gap`` ``(B,)``, ``block`` ``(B, 2)`` (the fields
+    of :class:`State` as tensors) on their device: float64 arithmetic, float32 frames ``(B, 3, size,
+    size)``. The ``paper`` scale renders its training frames where the predictor trains, so that a batch
+    crosses from the host as a few numbers per state rather than as images."""
+    c = torch.arange(spec.size, dtype=torch.float64, device=agent.device)
+    c = -spec.margin + (1 + 2 * spec.margin) * (c + 0.5) / spec.size  # pixel centres (see _grid)
+    x, y = c[None, None, :], c[None, :, None]  # x across columns, y across rows
+    agent = agent.to(torch.float64)
+    frames = torch.zeros((len(agent), 3, spec.size, spec.size), dtype=torch.float64, device=agent.device)
+    d2 = (x - agent[:, 0, None, None]) ** 2 + (y - agent[:, 1, None, None]) ** 2
+    frames[:, 0] = torch.exp(-d2 / (2 * spec.blob**2))
+    if spec.name == "wall":
+        slab = ((x - 0.5).abs() <= spec.wall_half) & (y >= 0) & (y <= 1)
+        solid = slab & ((y - gap.to(torch.float64)[:, None, None]).abs() > spec.gap_half)
+        frames += 0.5 * solid[:, None]
+    else:
+        block = block.to(torch.float64)
+        inside = ((x - block[:, 0, None, None]).abs() <= spec.block_half) & (
+            (y - block[:, 1, None, None]).abs() <= spec.block_half
+        )
+        frames[:, 1] += inside
+    return frames.clamp(0.0, 1.0).to(torch.float32)
 
 
 def random_state(

@@ -24,7 +24,7 @@ from neurips26.costgrad.envs import EnvSpec, State
 from neurips26.costgrad.episodes import Episodes, make_episodes, run
 from neurips26.costgrad.planner import PlanLog, world_model_planner
 from neurips26.costgrad.predictor import PredictorSpec, TokenPredictor
-from neurips26.costgrad.prepare import encoder, pretrained
+from neurips26.costgrad.prepare import encoder, env_for, pretrained
 from neurips26.scales import pick
 from neurips26.seeding import sub_seed
 from neurips26.validation import check_choice
@@ -186,10 +186,10 @@ def _drift_ratios(
     return out
 
 
-def _easy_but_critical(model: TokenPredictor, config: ClaimsConfig) -> list[int]:
-    """Per Push observation: tokens in the bottom quarter of one-step prediction error (on a real
-    transition under a random action) and the top quarter of COSTGRAD's score."""
-    push = EnvSpec("push")
+def _easy_but_critical(model: TokenPredictor, config: ClaimsConfig, push: EnvSpec) -> list[int]:
+    """Per Push observation (of ``push``, with the frames ``model`` reads): tokens in the bottom quarter of
+    one-step prediction error (on a real transition under a random action) and the top quarter of
+    COSTGRAD's score."""
     eps = make_episodes(push, config.observations, seed=sub_seed(config.seed, 17))
     rng = np.random.default_rng(sub_seed(config.seed, 29))
     actions = rng.uniform(-1, 1, (len(eps), push.action_dim))
@@ -212,7 +212,7 @@ def run_claims(scale: str = "default") -> ClaimsData:
 
     def compute() -> ClaimsData:
         torch.manual_seed(config.seed)
-        wall = EnvSpec("wall")
+        wall = env_for("wall", scale)  # the frames of the scale's predictors (64 × 64 at paper)
         model = pretrained(names["adaln"][0], scale, verbose=False)[0]
         eps = make_episodes(wall, config.episodes, seed=config.seed)
         small = make_episodes(wall, config.small, seed=sub_seed(config.seed, 1))
@@ -250,7 +250,9 @@ def run_claims(scale: str = "default") -> ClaimsData:
         spearman = [
             DG.probe_spearman(per_probe[0][i], [q[i] for q in per_probe[1:]]) for i in range(z.shape[0])
         ]
-        easy = _easy_but_critical(pretrained("push-adaln-0", scale, verbose=False)[0], config)
+        easy = _easy_but_critical(
+            pretrained("push-adaln-0", scale, verbose=False)[0], config, env_for("push", scale)
+        )
         return ClaimsData(
             headline,
             half_iterations,

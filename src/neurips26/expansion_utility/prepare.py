@@ -12,6 +12,20 @@ into the user cache.
   within 0.02 (another CPU moves router scores in their low bits).
 - ``tiny_lm``: the character-level model of arithmetic chains; fresh when it reproduces its recorded loss
   and greedy accuracy on the fixed evaluation chains within 0.02.
+
+``--scale paper`` writes both into the user cache, trained on the device
+:func:`~neurips26.train.choose_device` picks (``torchrun --nproc_per_node=N -m
+neurips26.expansion_utility.prepare --scale paper`` trains each net data-parallel). The paper measures
+6,500 chains of nine LLM families (8B–123B) on seven benchmarks with ``r = 8`` resamples per step and
+trains a small MLP router; the LLMs cannot run offline, and the default sweep already matches that sample
+(9 × 7 cells × 100 simulated chains, ``r = 8``). So ``paper`` keeps the grid, ``r`` and the nets, and
+samples ten times the chains (1,000 per cell, :data:`~neurips26.expansion_utility.sweep.PAPER_CHAINS`),
+with ten times the router updates (3,000 of 256 chains, the same number of passes over the larger
+training folds). The tiny language model stays at its default size and recipe: it stands in for the
+LLMs by erring now and then, which a larger one would do less (its cells would leave the healthy accuracy
+range). Nothing here is bound by arithmetic: a GPU does not shorten it much. ``--trial`` trains each net
+and the tiny model for one update on a two-family, one-benchmark sweep of 20 chains per cell and checks
+the tiny model on four problems per length (:func:`neurips26.scales.trial_run`).
 """
 
 from __future__ import annotations
@@ -51,9 +65,15 @@ from neurips26.expansion_utility.router_fit import (
 )
 from neurips26.expansion_utility.simulator import BENCHMARKS, FAMILIES
 from neurips26.expansion_utility.sweep import BUDGET, SweepConfig, run_cell, summarise
-from neurips26.expansion_utility.tiny_lm import ALPHABET, TinyLMSpec, evaluate_tiny_lm, train_tiny_lm
+from neurips26.expansion_utility.tiny_lm import (
+    ALPHABET,
+    EVAL_PROBLEMS,
+    TinyLMSpec,
+    evaluate_tiny_lm,
+    train_tiny_lm,
+)
 from neurips26.nn import Decoder
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 SOURCE_FILES = tuple(
@@ -83,12 +103,27 @@ class RouterTraining:
 
     @classmethod
     def for_scale(cls, scale: str) -> RouterTraining:
-        return pick(scale, smoke=cls(steps=5), default=cls())
+        """Smoke 5 updates, default 300, paper 3,000 (ten times the chains); a trial run: one."""
+        training = pick(scale, smoke=cls(steps=5), default=cls(), paper=cls(steps=3000))
+        return replace(training, steps=1) if trial_run() else training
+
+
+TRIAL_SWEEP = {"families": (1, 3), "benchmarks": (0,), "chains": 20, "r": 4}
+"""The sweep of a trial run (:func:`neurips26.scales.trial_run`): one fold of each of two families."""
+TRIAL_EVAL_PROBLEMS = 4
+"""Problems per length on which a trial run checks the tiny model."""
+
+
+def sweep_config(scale: str) -> SweepConfig:
+    """The sweep the routers train and are measured on (:meth:`SweepConfig.for_scale`; a trial run:
+    :data:`TRIAL_SWEEP`)."""
+    config = SweepConfig.for_scale(scale)
+    return replace(config, **TRIAL_SWEEP) if trial_run() else config
 
 
 def sweep_data(scale: str) -> tuple[StepData, list]:
-    """The pooled step data of the scale's sweep and its cell summaries."""
-    config = SweepConfig.for_scale(scale)
+    """The pooled step data of the scale's sweep (:func:`sweep_config`) and its cell summaries."""
+    config = sweep_config(scale)
     cells, results = [], []
     for f in config.families:
         for b in config.benchmarks:
@@ -107,22 +142,33 @@ def utilities_hash(data: StepData) -> str:
 
 
 def folds_of(scale: str) -> tuple[int, ...]:
-    return SweepConfig.for_scale(scale).families
+    return sweep_config(scale).families
 
 
 def lm_spec(scale: str) -> TinyLMSpec:
-    """The tiny model's spec at ``scale`` (smoke: 20 updates of 16 chains)."""
-    return pick(scale, smoke=TinyLMSpec(steps=20, batch=16), default=TinyLMSpec())
+    """The tiny model's spec at ``scale`` (smoke: 20 updates of 16 chains; paper: the default, see the
+    module doc; a trial run: one update of two chains)."""
+    spec = pick(scale, smoke=TinyLMSpec(steps=20, batch=16), default=TinyLMSpec(), paper=TinyLMSpec())
+    return replace(spec, steps=1, batch=2) if trial_run() else spec
+
+
+def lm_evaluation(scale: str) -> int:
+    """Problems per length of the tiny model's check (``tiny_lm.EVAL_PROBLEMS``; a trial run:
+    :data:`TRIAL_EVAL_PROBLEMS`)."""
+    return TRIAL_EVAL_PROBLEMS if trial_run() else EVAL_PROBLEMS
 
 
 def expected_hash(name: str, scale: str) -> str:
     if name == LM_NAME:
-        return config_hash({"spec": lm_spec(scale), "alphabet": ALPHABET, "format": FORMAT})
+        config = {"spec": lm_spec(scale), "alphabet": ALPHABET, "format": FORMAT}
+        if lm_evaluation(scale) != EVAL_PROBLEMS:  # only a trial run checks on fewer problems
+            config["evaluation"] = lm_evaluation(scale)
+        return config_hash(config)
     data, _ = sweep_data(scale)
     return config_hash(
         {
             "training": RouterTraining.for_scale(scale),
-            "sweep": SweepConfig.for_scale(scale),
+            "sweep": sweep_config(scale),
             "utilities": utilities_hash(data),
             "nets": NETS,
             "budget": BUDGET,
@@ -178,7 +224,7 @@ def measure(name: str, scale: str, bank: RouterBank | Decoder) -> dict[str, floa
     """Routers: the mean gated GR of the listwise router over the healthy held-out cells, and its mean
     AUC@10. Tiny LM: :func:`~neurips26.expansion_utility.tiny_lm.evaluate_tiny_lm`."""
     if name == LM_NAME:
-        return evaluate_tiny_lm(bank)
+        return evaluate_tiny_lm(bank, problems=lm_evaluation(scale))
     data, results = sweep_data(scale)
     healthy = {(c.family, c.benchmark) for c in results if c.healthy}
     grs, aucs = [], []

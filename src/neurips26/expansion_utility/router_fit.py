@@ -24,7 +24,7 @@ from neurips26.expansion_utility.router import (
 )
 from neurips26.expansion_utility.simulator import BENCHMARKS, FAMILIES, Chains
 from neurips26.expansion_utility.utility import Utilities
-from neurips26.train import fit
+from neurips26.train import choose_device, fit
 from neurips26.validation import check_int, check_seed
 
 N_MAX = 20
@@ -86,13 +86,17 @@ def step_data(cells: Sequence[tuple[Chains, Utilities]]) -> StepData:
 def fit_router(
     data: StepData, config: RouterConfig, *, seed: int, steps: int = 300, batch: int = 256, lr: float = 3e-3
 ) -> tuple[RouterNet, np.ndarray | None, list[float]]:
-    """Train a router on ``data`` (minibatches of ``batch`` chains, AdamW, cosine); returns the net, the
-    depth mask fitted on the same chains (None without a mask) and the loss of every update."""
+    """Train a router on ``data`` (minibatches of ``batch`` chains, AdamW, cosine) on
+    :func:`~neurips26.train.choose_device`'s device; returns the net (there), the depth mask fitted on the
+    same chains (None without a mask) and the loss of every update. Under ``torchrun`` it trains
+    data-parallel; both losses average over a data-dependent subset of each rank's rows (informative
+    chains, valid steps), so the update follows the mean of the ranks' means, close to the global batch's."""
     seed = check_seed("seed", seed)
     steps = check_int("steps", steps, minimum=1)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         net = RouterNet(data.features.shape[-1], prior=config.prior)
+    net = net.to(choose_device())
     phi = torch.from_numpy(data.features)
     bins = torch.from_numpy(data.bins)
     valid = torch.from_numpy(data.valid)
@@ -117,8 +121,10 @@ def fit_router(
 
 @torch.no_grad()
 def router_scores(net: RouterNet, data: StepData) -> np.ndarray:
-    """Raw scores ``(C, N_MAX)`` of ``data``'s steps."""
-    return net(torch.from_numpy(data.features), torch.from_numpy(data.bins)).numpy().astype(float)
+    """Raw scores ``(C, N_MAX)`` of ``data``'s steps (computed on the net's device)."""
+    device = next(net.parameters()).device
+    phi, bins = torch.from_numpy(data.features).to(device), torch.from_numpy(data.bins).to(device)
+    return net(phi, bins).cpu().numpy().astype(float)
 
 
 def route(

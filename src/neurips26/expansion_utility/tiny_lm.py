@@ -46,7 +46,7 @@ from neurips26.nn import Decoder, DecoderConfig, generate
 from neurips26.seeding import sub_seed
 from neurips26.text import CharTokenizer
 from neurips26.text.tasks import masked_cross_entropy
-from neurips26.train import fit
+from neurips26.train import choose_device, fit
 from neurips26.validation import check_float, check_int, check_seed
 
 LETTERS = "abcdefgh"
@@ -163,8 +163,11 @@ def _loss(model: Decoder, batch: tuple[torch.Tensor, ...]) -> torch.Tensor:
 
 
 def train_tiny_lm(spec: TinyLMSpec, *, progress: bool = False) -> tuple[Decoder, list[float]]:
-    """Train the tiny model from ``spec``'s seed; returns it (eval mode) and its loss curve."""
-    model = Decoder(spec.config(), seed=spec.seed)
+    """Train the tiny model from ``spec``'s seed on :func:`~neurips26.train.choose_device`'s device; returns
+    it (eval mode, on that device) and its loss curve. Under ``torchrun`` it trains data-parallel; each
+    rank's loss is the mean over its own rows' chain characters, so the update follows the mean of the
+    ranks' means (close to, not exactly, the global batch's mean over characters)."""
+    model = Decoder(spec.config(), seed=spec.seed).to(choose_device())
     history = fit(
         model,
         _loss,
@@ -333,15 +336,16 @@ EVAL_TERMS = (5, 7)
 EVAL_PROBLEMS = 100
 
 
-def evaluate_tiny_lm(model: Decoder) -> dict[str, float]:
+def evaluate_tiny_lm(model: Decoder, *, problems: int = EVAL_PROBLEMS) -> dict[str, float]:
     """The model's mean loss per chain character on a fixed set of correct chains, and its greedy accuracy
-    on their problems (:data:`EVAL_PROBLEMS` of each length in :data:`EVAL_TERMS`; seeds fixed)."""
+    on their problems (``problems`` of each length in :data:`EVAL_TERMS`; seeds fixed)."""
+    problems = check_int("problems", problems, minimum=1)
     tok = tokenizer()
     device = next(model.parameters()).device
     losses, right = [], []
     with torch.no_grad():
         for m in EVAL_TERMS:
-            terms = sample_terms(EVAL_PROBLEMS, m, seed=10_000 + m)
+            terms = sample_terms(problems, m, seed=10_000 + m)
             heads = [tok.encode(problem_text(t), bos=True) for t in terms]
             ids = torch.tensor([h + tok.encode(chain_text(t)) for h, t in zip(heads, terms, strict=True)])
             ids = ids.to(device)

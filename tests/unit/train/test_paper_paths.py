@@ -12,7 +12,7 @@ import pytest
 
 from neurips26.scales import TRIAL_ENV
 
-READY = ("ssd", "sdm", "specblock", "sparse_control", "iohp")
+READY = ("ssd", "sdm", "specblock", "expansion_utility", "sparse_control", "costgrad", "iohp")
 """The chapters whose ``paper`` scale is a plan of its own (the others still fall back to ``default``)."""
 
 
