@@ -77,6 +77,17 @@ def config_hash(config: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def committed_form(config: Any, added: Mapping[str, Any]) -> dict[str, Any]:
+    """The canonical form of the dataclass ``config`` without each field of ``added`` that holds the value
+    given there: a field added after checkpoints were committed (e.g. with the ``paper`` scale) enters the
+    configuration hash only once it leaves that value, so the committed hashes stand."""
+    form = canonical(config)
+    for name, committed in added.items():
+        if getattr(config, name) == committed:
+            del form[name]
+    return form
+
+
 def source_fingerprint(files: Sequence[tuple[str, str]]) -> str:
     """SHA-256 prefix of the named source files ``(package, filename)``, in order, line endings normalised.
 
@@ -185,15 +196,19 @@ def save_checkpoint(directory: Path | str, state: Mapping[str, torch.Tensor], me
     if meta.weights_hash != weights_hash(state):
         raise ValueError("meta.weights_hash does not match state")
     weights, sidecar = checkpoint_paths(directory, meta.name)
-    if distributed.is_main():
-        weights.parent.mkdir(parents=True, exist_ok=True)
-        tmp_weights, tmp_sidecar = weights.with_suffix(".pt.tmp"), sidecar.with_suffix(".json.tmp")
-        torch.save(dict(state), tmp_weights)
-        tmp_sidecar.write_text(meta.to_json())
-        tmp_weights.replace(weights)
-        tmp_sidecar.replace(sidecar)
-    distributed.barrier()
+    _write_checkpoint(weights, sidecar, state, meta)
     return weights
+
+
+@distributed.main_only
+def _write_checkpoint(weights: Path, sidecar: Path, state: Mapping[str, torch.Tensor], meta: Sidecar) -> None:
+    """Write both files under temporary names, then rename them (on rank 0; every rank then waits)."""
+    weights.parent.mkdir(parents=True, exist_ok=True)
+    tmp_weights, tmp_sidecar = weights.with_suffix(".pt.tmp"), sidecar.with_suffix(".json.tmp")
+    torch.save(dict(state), tmp_weights)
+    tmp_sidecar.write_text(meta.to_json())
+    tmp_weights.replace(weights)
+    tmp_sidecar.replace(sidecar)
 
 
 def read_checkpoint(

@@ -108,13 +108,6 @@ def init(backend: str | None = None) -> World:
     return me
 
 
-def device() -> torch.device:
-    """The device this rank should train on: ``cuda:LOCAL_RANK`` when CUDA is available, else cpu."""
-    if torch.cuda.is_available():
-        return torch.device("cuda", world().local_rank)
-    return torch.device("cpu")
-
-
 def is_main() -> bool:
     """Whether this process is rank 0 (always True without torchrun)."""
     return world().rank == 0
@@ -278,8 +271,8 @@ class _DDP(torch.nn.parallel.DistributedDataParallel):
 def wrap(model: nn.Module, *, find_unused_parameters: bool = False) -> nn.Module:
     """``model`` in ``DistributedDataParallel`` (rank 0's weights and buffers are broadcast to all ranks).
 
-    ``model`` must already be on this rank's device (:func:`device`); it is returned unwrapped for a
-    group of one. Call :func:`init` first.
+    ``model`` must already be on this rank's device (:func:`neurips26.train.choose_device`); it is returned
+    unwrapped for a group of one. Call :func:`init` first.
     """
     if not is_initialized() or torch.distributed.get_world_size() <= 1:
         return model
@@ -317,7 +310,6 @@ __all__ = [
     "all_reduce_mean",
     "barrier",
     "broadcast_object",
-    "device",
     "init",
     "is_initialized",
     "is_main",

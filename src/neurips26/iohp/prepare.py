@@ -36,12 +36,12 @@ import torch
 import neurips26
 from neurips26 import distributed
 from neurips26.cache import cached
-from neurips26.canonical import canonical
 from neurips26.checkpoint_files import (
     FORMAT,
     ModelRow,
     Registry,
     Sidecar,
+    committed_form,
     config_hash,
     half_state,
     load_half_state,
@@ -126,11 +126,9 @@ def _hashed_plan(plan: AtissPlan) -> dict:
     """The plan as :func:`expected_hash` hashes it: the config is hashed on its own, ``workers`` not at all
     (it does not change the corpus), and the warm-up only where it is not the default's, so the default and
     smoke plans hash exactly as they did before these fields existed (their checkpoints stay fresh)."""
-    view = canonical(plan)
+    view = committed_form(plan, {"warmup": AtissPlan.warmup})
     view.pop("config")
     view.pop("workers")
-    if plan.warmup == AtissPlan.warmup:
-        view.pop("warmup")
     return view
 
 

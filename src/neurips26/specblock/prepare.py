@@ -72,6 +72,7 @@ from neurips26.checkpoint_files import (
     StaleCheckpointError,
     check_directory_budget,
     check_layout,
+    committed_form,
     config_hash,
     half_state,
     prepare_main,
@@ -92,7 +93,6 @@ from neurips26.specblock.target import (
     TARGET_GROWTH_FIELDS,
     TargetConfig,
     distill,
-    hash_form,
     teacher_outputs,
 )
 from neurips26.specblock.target_checkpoint import (
@@ -320,11 +320,11 @@ were trained with (the functions' defaults then): at these values a field is lef
 def expected_hash(spec: ModelSpec, config: PrepareConfig) -> str:
     """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``spec`` under ``config``.
 
-    ``config`` enters as its :func:`~neurips26.specblock.target.hash_form`, without the
+    ``config`` enters as its :func:`~neurips26.checkpoint_files.committed_form`, without the
     :data:`GROWTH_FIELDS` (and the target's :data:`~neurips26.specblock.target.TARGET_GROWTH_FIELDS`) that
     hold their committed values, so the default hashes are those recorded before the fields existed."""
-    form = hash_form(config, GROWTH_FIELDS)
-    form["target"] = hash_form(config.target, TARGET_GROWTH_FIELDS)
+    form = committed_form(config, GROWTH_FIELDS)
+    form["target"] = committed_form(config.target, TARGET_GROWTH_FIELDS)
     return config_hash({"model": spec, "prepare": form, "format": FORMAT})
 
 

@@ -13,7 +13,7 @@ predict token ``j+1``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,6 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from neurips26.canonical import canonical
 from neurips26.checkpoint_files import source_fingerprint
 from neurips26.nn.transformer import Decoder, DecoderConfig
 from neurips26.scales import pick
@@ -130,18 +129,8 @@ PAPER_TARGET = TargetConfig(
 
 TARGET_GROWTH_FIELDS: dict[str, Any] = {"val_windows": 48}
 """Fields of :class:`TargetConfig` added with the ``paper`` scale, and the values the committed target was
-made with: at these values a field is left out of the configuration hash (:func:`hash_form`)."""
-
-
-def hash_form(config: Any, growth: Mapping[str, Any]) -> dict[str, Any]:
-    """The canonical form (:func:`~neurips26.canonical.canonical`) of the dataclass ``config`` without the
-    fields of ``growth`` that hold the value given there: fields added after checkpoints were committed
-    enter the configuration hash only once they change, so the committed hashes stand."""
-    form = canonical(config)
-    for name, committed in growth.items():
-        if getattr(config, name) == committed:
-            del form[name]
-    return form
+made with: at these values a field is left out of the configuration hash
+(:func:`~neurips26.checkpoint_files.committed_form`)."""
 
 
 def build_target(config: TargetConfig) -> Decoder:

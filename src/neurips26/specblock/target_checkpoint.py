@@ -34,6 +34,7 @@ from neurips26.checkpoint_files import (
     check_config,
     check_layout,
     check_metrics,
+    committed_form,
     config_hash,
     half_state,
     read_checkpoint,
@@ -47,7 +48,6 @@ from neurips26.specblock.target import (
     TargetConfig,
     build_target,
     greedy_batch,
-    hash_form,
     train_target,
     train_target_run,
     validation_loss,
@@ -99,8 +99,8 @@ class TargetMeta(Sidecar):
 
 def expected_hash(config: TargetConfig) -> str:
     """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains the target of ``config``
-    (its :func:`~neurips26.specblock.target.hash_form`)."""
-    return config_hash({"target": hash_form(config, TARGET_GROWTH_FIELDS), "format": FORMAT})
+    (its :func:`~neurips26.checkpoint_files.committed_form`)."""
+    return config_hash({"target": committed_form(config, TARGET_GROWTH_FIELDS), "format": FORMAT})
 
 
 def target_state(target: Decoder) -> dict[str, Tensor]:

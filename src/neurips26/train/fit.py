@@ -524,7 +524,7 @@ def _data_parallel(model: nn.Module, device: torch.device, group: distributed.Wo
         if device.type == "cuda" and device.index is not None and device.index != group.local_rank:
             raise RuntimeError(
                 f"the model is on {device}, but this rank's GPU is cuda:{group.local_rank}; "
-                "move it with model.to(neurips26.distributed.device()) before fit"
+                "move it with model.to(neurips26.train.choose_device()) before fit"
             )
         return distributed.wrap(model)
     except Exception as error:

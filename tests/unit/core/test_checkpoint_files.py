@@ -20,6 +20,7 @@ from neurips26.checkpoint_files import (
     check_directory_budget,
     check_layout,
     check_metrics,
+    committed_form,
     config_hash,
     half_state,
     load_half_state,
@@ -407,3 +408,29 @@ def test_prepare_main_trial_flag_sets_the_trial_environment(monkeypatch):
     monkeypatch.setenv(TRIAL_ENV, "yes")
     with pytest.raises(ValueError, match=TRIAL_ENV):
         trial_run()
+
+
+def _plan_class(grown: bool):
+    """The same configuration class before (``grown=False``) and after a field was added to it."""
+    if grown:
+
+        @dataclass(frozen=True)
+        class Plan:
+            lr: float = 1e-3
+            windows: int = 48
+
+    else:
+
+        @dataclass(frozen=True)
+        class Plan:
+            lr: float = 1e-3
+
+    return Plan
+
+
+def test_committed_form_leaves_out_added_fields_at_their_committed_values():
+    before, after = _plan_class(False)(), _plan_class(True)()
+    assert config_hash(after) != config_hash(before)  # the added field alone would change every hash
+    assert config_hash(committed_form(after, {"windows": 48})) == config_hash(before)
+    moved = _plan_class(True)(windows=8)
+    assert config_hash(committed_form(moved, {"windows": 48})) == config_hash(moved)
