@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from neurips26 import distributed
 from neurips26.flow import euler_step, interpolate, uniform_grid, velocity_target
 from neurips26.jag.memory import VoxelMemory
 from neurips26.jag.model import JAGModel
@@ -117,15 +118,18 @@ def draw_levels(mode: str, batch: int, frames: int, generator: torch.Generator, 
 
 
 def df_loss(
-    model: JAGModel,
+    model: JAGModel | torch.nn.Module,
     clips: Clips,
     mode: str,
     generator: torch.Generator,
     *,
     geometry_weight: float = 1.0,
 ) -> Tensor:
-    """The loss (eq. DF) on one batch, levels drawn for ``mode``; noise from ``generator``."""
+    """The loss (eq. DF) on one batch, levels drawn for ``mode``; noise from ``generator`` (drawn on its
+    device, then moved to the clips'). ``model`` may be the data-parallel wrapper of a :class:`JAGModel`
+    (under torchrun): the loss calls it once and reads the configuration off the module inside."""
     mode = check_choice("mode", mode, MODES)
+    config = distributed.unwrap(model).config
     geometry_weight = check_float("geometry_weight", geometry_weight, minimum=0.0)
     batch, frames = clips.rgb.shape[:2]
     device, dtype = clips.rgb.device, clips.rgb.dtype
@@ -140,16 +144,16 @@ def df_loss(
     elif mode == "teacher":
         weight[:, 0] = 0.0  # the clean first frame is given, not learned
     geo_weight = weight.clone()
-    if mode == "teacher" and model.config.geometry:
+    if mode == "teacher" and config.geometry:
         drop = torch.rand(batch, generator=generator).to(device) < TEACHER_GEOMETRY_DROPOUT
         d_t = torch.where(drop[:, None, None, None, None], eps_d, d_t)
         geo_weight = geo_weight * (~drop).to(dtype)[:, None]
     m_rgb, m_d, m_valid = (None, None, None) if clips.memory is None else clips.memory
-    if mode == "teacher" and model.config.memory and clips.memory is not None:
+    if mode == "teacher" and config.memory and clips.memory is not None:
         keep = (torch.rand(batch, generator=generator) >= TEACHER_MEMORY_DROPOUT).to(device, dtype)
         keep = keep[:, None, None, None, None]
         m_rgb, m_d, m_valid = m_rgb * keep, m_d * keep, m_valid * keep
-    geo_in = with_memory(d_t, m_d, m_valid) if model.config.geometry else None
+    geo_in = with_memory(d_t, m_d, m_valid) if config.geometry else None
     v_app, v_geo = model(with_memory(rgb_t, m_rgb, m_valid), geo_in, t, clips.plucker)
     per_frame = (v_app - velocity_target(clips.rgb, eps_rgb)).square().mean(dim=(2, 3, 4))
     loss = (per_frame * weight).sum() / weight.sum().clamp(min=1.0)

@@ -166,8 +166,12 @@ def counted_calls(model: JAGModel) -> Iterator[list[int]]:
 
 
 def self_memory(clips: scenes.ClipBatch) -> SelfMemory:
-    """The memory of a rollout: built from the model's own frames, frame 0 the given one."""
-    return SelfMemory(clips.poses, clips.K, clips.bounds, (clips.rgb, clips.log_depth, clips.valid))
+    """The memory of a rollout: built from the model's own frames, frame 0 the given one, at the voxel
+    resolution the models were trained with for frames of this size
+    (:func:`~neurips26.jag.prepare.voxel_resolution`: 16 at 16 × 16)."""
+    truth = (clips.rgb, clips.log_depth, clips.valid)
+    resolution = prepare.voxel_resolution(clips.rgb.shape[-1])
+    return SelfMemory(clips.poses, clips.K, clips.bounds, truth, resolution=resolution)
 
 
 def generate(
@@ -506,7 +510,8 @@ def cost_run(scale: str = "default", *, verbose: bool = True) -> CostRun:
 
 
 def _cost_run(scale: str, config: ExperimentConfig, verbose: bool) -> CostRun:
-    clip = scenes.make_clip(config.cost_clip, config.cost_frames, paths.LOOP_KIND)
+    size = prepare.PrepareConfig.for_scale(scale).data.size  # the frames the models were trained on
+    clip = scenes.make_clip(config.cost_clip, config.cost_frames, paths.LOOP_KIND, size=size)
     clips = scenes.ClipBatch.stack([clip])
     plucker = prepare.plucker(clips)
     variants = {"window": "jag-sgf", "full": "jag-sgf-full"}

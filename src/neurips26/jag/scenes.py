@@ -400,9 +400,15 @@ class DataConfig:
 
     @classmethod
     def for_scale(cls, scale: str) -> DataConfig:
-        """Smoke: 8 training clips and 8 evaluation scenes, 12 frames each; default and paper: 1,024 × 12
-        training frames and 32 evaluation loops of 32 frames."""
-        return pick(scale, smoke=cls(train_clips=8, eval_clips=8, eval_frames=12), default=cls())
+        """Smoke: 8 training clips and 8 evaluation scenes, 12 frames each; default: 1,024 × 12 training
+        frames and 32 evaluation loops of 32 frames at 16 × 16 pixels; paper: 4,096 × 16 training frames
+        and 64 evaluation loops of 48 frames at 32 × 32."""
+        return pick(
+            scale,
+            smoke=cls(train_clips=8, eval_clips=8, eval_frames=12),
+            default=cls(),
+            paper=cls(train_clips=4096, train_frames=16, eval_clips=64, eval_frames=48, size=32),
+        )
 
 
 def split_seed(name: str, config: DataConfig) -> int:

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from neurips26 import distributed
 from neurips26.flow import interpolate, shifted_grid, uniform_grid, velocity_target, x0_from_velocity
 from neurips26.jag.diffusion_forcing import Clips, with_memory
 from neurips26.jag.model import JAGModel
@@ -326,12 +327,19 @@ def make_critic(teacher: JAGModel) -> JAGModel:
 
 
 def ode_pairs(
-    teacher: JAGModel, clips: Clips, generator: torch.Generator, *, levels: tuple[float, ...] = STUDENT_LEVELS
+    teacher: JAGModel,
+    clips: Clips,
+    generator: torch.Generator,
+    *,
+    levels: tuple[float, ...] = STUDENT_LEVELS,
+    steps: int = TEACHER_STEPS,
 ) -> tuple[dict[float, tuple[Tensor, Tensor | None]], tuple[Tensor, Tensor | None]]:
     """Teacher sampling trajectories from the clips' first frames: the states at each of ``levels`` and
-    the clean ends (frame 0 the given one throughout), by Euler on the union of :data:`TEACHER_STEPS`
-    uniform steps and the levels; the teacher reads ``clips.memory`` when the clips carry one."""
-    grid = sorted(set(uniform_grid(TEACHER_STEPS)) | set(levels), reverse=True)
+    the clean ends (frame 0 the given one throughout), by Euler on the union of ``steps`` (default
+    :data:`TEACHER_STEPS`) uniform steps and the levels; the teacher reads ``clips.memory`` when the clips
+    carry one."""
+    steps = check_int("steps", steps, minimum=1)
+    grid = sorted(set(uniform_grid(steps)) | set(levels), reverse=True)
     rgb0, d0 = clips.rgb[:, 0], clips.log_depth[:, 0]
     batch, frames = clips.rgb.shape[:2]
     geometry = teacher.config.geometry
@@ -359,7 +367,7 @@ def ode_pairs(
 
 
 def ode_loss(
-    student: JAGModel,
+    student: JAGModel | torch.nn.Module,
     states: dict[float, tuple[Tensor, Tensor | None]],
     ends: tuple[Tensor, Tensor | None],
     plucker: Tensor,
@@ -369,7 +377,10 @@ def ode_loss(
 ) -> Tensor:
     """The causal student's regression of the clean ends from trajectory states, each frame at a level
     drawn from ``states`` (frame 0 clean): ``‖x̂₀ − x₀^teacher‖²`` on both branches, the student reading
-    the ``memory`` the trajectories were drawn with (None: an empty one)."""
+    the ``memory`` the trajectories were drawn with (None: an empty one). ``student`` may be the
+    data-parallel wrapper of a :class:`JAGModel` (under torchrun): the loss calls it once and reads the
+    configuration off the module inside."""
+    geometry = distributed.unwrap(student).config.geometry
     levels = sorted(states, reverse=True)
     end_rgb, end_d = ends
     batch, frames = end_rgb.shape[:2]
@@ -385,8 +396,8 @@ def ode_loss(
             d[where] = states[level][1][where]
         t[where] = level
     m_rgb, m_d, valid = _memory_parts(memory)
-    geo = with_memory(d, m_d, valid) if (student.config.geometry and d is not None) else None
-    if student.config.geometry and geo is None:
+    geo = with_memory(d, m_d, valid) if (geometry and d is not None) else None
+    if geometry and geo is None:
         raise ValueError("states must hold geometry for a student with geometry")
     v_app, v_geo = student(with_memory(rgb, m_rgb, valid), geo, t, plucker)
     loss = (x0_from_velocity(rgb, v_app, t) - end_rgb)[:, 1:].square().mean()

@@ -158,7 +158,8 @@ def reward_loss(sample: Rollout, memory: SelfMemory, kind: str) -> Tensor:
 class DistillConfig:
     """A distilled model: ``memory`` None (no memory channels), ``"self"`` or ``"truth"``; ``reward`` None,
     ``"geo"`` or ``"rgb-mse"`` (needs a memory); ``reward_weight`` λ_r; ``steps`` generator updates at
-    batch ``batch``; ``self_forcing`` the rollout and DMD settings."""
+    batch ``batch``; ``self_forcing`` the rollout and DMD settings; ``resolution`` the voxel memory's
+    (:class:`SelfMemory`)."""
 
     memory: str | None = "self"
     reward: str | None = "geo"
@@ -166,6 +167,7 @@ class DistillConfig:
     steps: int = 200
     batch: int = 8
     self_forcing: SelfForcingConfig = SelfForcingConfig()
+    resolution: int = 16
 
     def __post_init__(self) -> None:
         if self.memory is not None:
@@ -177,6 +179,7 @@ class DistillConfig:
         check_float("reward_weight", self.reward_weight, minimum=0.0)
         check_int("steps", self.steps, minimum=1)
         check_int("batch", self.batch, minimum=1)
+        check_int("resolution", self.resolution, minimum=1)
 
 
 Batch = tuple[Tensor, Tensor, Tensor, Tensor, Tensor]
@@ -194,8 +197,13 @@ def distill(
     progress: Callable[[int, dict[str, float]], None] | None = None,
 ) -> dict[str, list[float]]:
     """Train ``student`` by Self Forcing (+ SGF per ``config``) against the frozen ``teacher``; returns the
-    per-update logs (``dmd``, ``reward``, ``critic``). ``batches(step)`` gives a batch; ``progress(step,
-    logs)`` is called after every update."""
+    per-update logs (``dmd``, ``reward``, ``critic``). ``batches(step)`` gives a batch, on the student's
+    device (the rollout, its memory and the noise follow the batch); ``progress(step, logs)`` is called
+    after every update.
+
+    The loop trains in one process, not data-parallel (two optimisers, a rollout and several critic
+    updates per step do not fit :func:`~neurips26.train.fit`): under torchrun every rank runs it whole.
+    """
     sf = config.self_forcing
     generator = torch.Generator().manual_seed(sf.seed)
     teacher.eval()
@@ -210,7 +218,9 @@ def distill(
         rgb, log_depth, valid, poses, plucker = batches(step)
         memory = None
         if config.memory is not None:
-            memory = SelfMemory(poses, K, bounds, (rgb, log_depth, valid), source=config.memory)
+            memory = SelfMemory(
+                poses, K, bounds, (rgb, log_depth, valid), source=config.memory, resolution=config.resolution
+            )
         sample = rollout(
             student,
             (rgb[:, 0], log_depth[:, 0]),

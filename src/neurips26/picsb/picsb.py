@@ -32,6 +32,13 @@ indices and bridge noise from a ``torch.Generator`` seeded ``seed + r`` (each st
 then :func:`neurips26.picsb.bridge.training_pair`), its refresh sampler from one seeded
 ``seed + 1000 + r``; the network starts from ``seed`` and the ``λ_R`` calibration batch uses ``seed``.
 So a run is reproducible and never reads torch's global RNG.
+
+Devices and processes: everything runs on ``data.x1``'s device. Under ``torchrun`` each :func:`fit` call
+trains data-parallel (:mod:`neurips26.distributed`): every rank draws the same global batch indices from
+the round's generator and keeps its share, while the bridge noise of its rows comes from a generator of its
+own (:func:`loss_generator`); the λ_R calibration, the initial surrogates and every refresh are computed
+on each rank, over all training cases, and rank 0's are broadcast, so all ranks train against the same ends.
+A single process draws exactly the streams above.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
+from neurips26 import distributed
 from neurips26.picsb import bridge
 from neurips26.picsb.burgers import BurgersConfig, relative_l2, residual
 from neurips26.picsb.denoiser import Condition, Denoiser, DenoiserConfig
@@ -54,6 +62,10 @@ from neurips26.validation import check_choice, check_float, check_int, check_see
 SPREAD_WIDTH = 3.0
 #: Offset between the training and the refresh generators' seeds of a round.
 REFRESH_SEED_OFFSET = 1000
+#: Offset of the per-rank loss-noise seeds under torchrun (:func:`loss_generator`).
+NOISE_SEED_OFFSET = 2000
+#: Cases per batched solve of :func:`initial_surrogates` (bounds its ``(n, T, X, X)`` float64 systems).
+SURROGATE_CHUNK = 1024
 
 
 def _field(name: str, value: object) -> Tensor:
@@ -185,7 +197,8 @@ def initial_surrogates(x1: Tensor, y: Tensor, mask: Tensor, width: float = SPREA
     ``K(i, j) = exp(−d(i, j)² / (2 width²))``, ``d`` the circular distance in cells. The weights solve
     ``K_SS w = c`` (Gaussian kernel interpolation; ``K_SS`` is positive definite), so ``x̃₀ = y`` at the
     sensors and ``x̃₀ → x₁`` away from them; a frame without sensors keeps ``x₁``. Solved in float64, then
-    the sensors are set to ``y`` exactly. Returns ``x1``'s dtype and device.
+    the sensors are set to ``y`` exactly. Returns ``x1``'s dtype and device. The systems are solved
+    :data:`SURROGATE_CHUNK` cases at a time (one batch up to that many cases).
     """
     x1, y, mask = _problem(x1, y, mask)
     width = check_float("width", width, minimum=0.0, strict_min=True)
@@ -194,17 +207,29 @@ def initial_surrogates(x1: Tensor, y: Tensor, mask: Tensor, width: float = SPREA
     gap = (idx[:, None] - idx[None, :]).abs()
     dist = torch.minimum(gap, n_x - gap)
     kernel = torch.exp(-dist.square() / (2.0 * width**2))
+    # The systems take N·T·X² float64 numbers: at most SURROGATE_CHUNK cases at a time (one piece below).
+    parts = [
+        _spread(
+            x1[i : i + SURROGATE_CHUNK], y[i : i + SURROGATE_CHUNK], mask[i : i + SURROGATE_CHUNK], kernel
+        )
+        for i in range(0, max(x1.shape[0], 1), SURROGATE_CHUNK)
+    ]
+    spread = parts[0] if len(parts) == 1 else torch.cat(parts)
+    return torch.where(mask, y, (x1.to(torch.float64) + spread).to(x1.dtype))
+
+
+def _spread(x1: Tensor, y: Tensor, mask: Tensor, kernel: Tensor) -> Tensor:
+    """``K w`` of :func:`initial_surrogates` for the cases given (float64)."""
     m = mask.to(torch.float64)
     corr = m * (y.to(torch.float64) - x1.to(torch.float64))
     # Rows off the sensors become identity rows with right-hand side 0, so their weights are 0.
     system = m[..., :, None] * kernel * m[..., None, :] + torch.diag_embed(1.0 - m)
     weights = torch.linalg.solve(system, corr.unsqueeze(-1)).squeeze(-1)
-    spread = weights @ kernel  # kernel is symmetric: (K w)_i = Σ_j w_j K(j, i)
-    return torch.where(mask, y, (x1.to(torch.float64) + spread).to(x1.dtype))
+    return weights @ kernel  # kernel is symmetric: (K w)_i = Σ_j w_j K(j, i)
 
 
 def _loss_terms(
-    model: Denoiser,
+    model: Denoiser | torch.nn.Module,
     x0: Tensor,
     x1: Tensor,
     y: Tensor,
@@ -212,7 +237,9 @@ def _loss_terms(
     generator: torch.Generator,
     burgers: BurgersConfig,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """``(L_SB, mean (1 − t)² ‖R(x̂₀)‖², mean ‖M ⊙ x̂₀ − y‖²)`` on one batch (eq. L, unweighted)."""
+    """``(L_SB, mean (1 − t)² ‖R(x̂₀)‖², mean ‖M ⊙ x̂₀ − y‖²)`` on one batch (eq. L, unweighted).
+
+    ``model`` is called once (it may be the data-parallel wrapper of the denoiser under torchrun)."""
     t, x_t, target = bridge.training_pair(x0, x1, generator)
     pred = model(x_t, t, Condition(x1, y, mask))
     l_sb = (pred - target).square().mean()
@@ -223,8 +250,29 @@ def _loss_terms(
     return l_sb, l_r, l_o
 
 
+def loss_generator(batches: torch.Generator, seed: int) -> torch.Generator:
+    """The generator of the noise a training loss draws: ``batches`` itself in one process (one stream
+    for the batch indices and the noise, as the module docstring says); under torchrun a generator of
+    rank r's own on ``batches``' device, seeded ``rank_seed(seed + NOISE_SEED_OFFSET, r)``, so the ranks
+    draw different noise for their different rows while the indices, drawn from ``batches``, agree."""
+    me = distributed.world()
+    if not me.distributed:
+        return batches
+    noise_seed = distributed.rank_seed(seed + NOISE_SEED_OFFSET, me.rank)
+    return torch.Generator(device=batches.device).manual_seed(noise_seed)
+
+
+def _agree(x: Tensor) -> Tensor:
+    """Rank 0's ``x`` on every rank of a torchrun group (a copy), ``x`` itself in one process."""
+    if distributed.is_initialized() and torch.distributed.get_world_size() > 1:
+        x = x.detach().clone(memory_format=torch.contiguous_format)
+        torch.distributed.broadcast(x, src=0)
+    return x
+
+
 def _calibrate(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConfig) -> float:
-    """``λ_R = 0.1 · L_SB / mean((1 − t)² ‖R(x̂₀)‖²)`` at the untrained network (module docstring)."""
+    """``λ_R = 0.1 · L_SB / mean((1 − t)² ‖R(x̂₀)‖²)`` at the untrained network (module docstring);
+    rank 0's value under torchrun."""
     if config.residual_weight is not None:
         return float(config.residual_weight)
     generator = torch.Generator(device=x0.device).manual_seed(config.seed)
@@ -233,7 +281,8 @@ def _calibrate(model: Denoiser, data: TrainingSet, x0: Tensor, config: PICSBConf
         l_sb, l_r, _ = _loss_terms(
             model, x0[idx], data.x1[idx], data.y[idx], data.mask[idx], generator, config.burgers
         )
-    return 0.1 * l_sb.item() / l_r.item() if l_r.item() > 0 else 0.0
+    weight = 0.1 * l_sb.item() / l_r.item() if l_r.item() > 0 else 0.0
+    return distributed.broadcast_object(weight)
 
 
 def _fit_round(
@@ -245,15 +294,17 @@ def _fit_round(
     round_index: int,
     progress: bool,
 ) -> History:
-    """One :func:`neurips26.train.fit` call of ``S`` steps against the surrogates ``x0`` (eq. L)."""
+    """One :func:`neurips26.train.fit` call of ``S`` steps against the surrogates ``x0`` (eq. L); the
+    bridge noise from :func:`loss_generator` (the batch generator itself in one process)."""
     generator = torch.Generator(device=x0.device).manual_seed(config.seed + round_index)
+    noise = loss_generator(generator, config.seed + round_index)
 
     def batches(step: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         idx = torch.randint(len(data), (config.batch,), generator=generator, device=x0.device)
         return x0[idx], data.x1[idx], data.y[idx], data.mask[idx]
 
-    def loss_fn(net: Denoiser, batch: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
-        l_sb, l_r, l_o = _loss_terms(net, *batch, generator, config.burgers)
+    def loss_fn(net: torch.nn.Module, batch: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
+        l_sb, l_r, l_o = _loss_terms(net, *batch, noise, config.burgers)
         loss = l_sb
         if residual_weight > 0:
             loss = loss + residual_weight * l_r
@@ -360,7 +411,8 @@ def train_picsb(
 
     ``monitor(surrogates) -> float`` (e.g. :func:`truth_monitor`) is called on a copy of the surrogates
     after initialisation and after every refresh, for the logs only; nothing it returns reaches training.
-    The network runs in ``data.x1``'s dtype and device.
+    The network runs in ``data.x1``'s dtype and device; under torchrun the fits train data-parallel
+    (module docstring).
 
     Hooks for the baselines and ablations built from the same loop: ``surrogates`` replaces the initial
     x₀ ends (the HF-trained oracle passes the true fields); ``refresh_with(model, data, x0, config, round)``
@@ -394,6 +446,8 @@ def train_picsb(
     step_refresh = refresh if refresh_with is None else refresh_with
     if not callable(step_refresh):
         raise TypeError(f"refresh_with must be callable; got {type(refresh_with).__name__}")
+    distributed.init()  # a no-op in one process; under torchrun the ranks agree on x0 and λ_R below
+    x0 = _agree(x0)
     weight = _calibrate(model, data, x0, config)
     logs = [_log(0, x0, data, config, monitor, None)]
     if config.rounds == 0:
@@ -402,7 +456,8 @@ def train_picsb(
     for r in range(1, config.rounds + 1):
         history = _fit_round(model, data, x0, config, weight, r, progress)
         model.eval()
-        x0 = step_refresh(model, data, x0, config, r)
+        fresh = step_refresh(model, data, x0, config, r)
+        x0 = fresh if fresh is x0 else _agree(fresh)
         logs.append(_log(r, x0, data, config, monitor, history))
     model.eval()
     return PICSBResult(model=model, surrogates=x0, residual_weight=weight, logs=logs)

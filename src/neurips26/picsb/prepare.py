@@ -24,6 +24,23 @@ A checkpoint is fresh when today's configuration hashes as recorded, its state d
 exactly and it reproduces the validation metrics recorded beside it (bridges: mean rel-L2 and mean ‖R‖ of
 the OT-ODE reconstruction of the validation split; the prior: its loss on the validation fields at a fixed
 draw) within relative :data:`~neurips26.checkpoint_files.METRIC_RTOL` plus :data:`METRIC_ATOL`.
+
+``--scale paper`` trains the same seven models into the user cache, on the device
+:func:`~neurips26.train.choose_device` picks; ``torchrun --nproc_per_node=N -m neurips26.picsb.prepare
+--scale paper`` trains each of them data-parallel (every bridge round and the prior's run are one
+:func:`~neurips26.train.fit` call; the ranks share the global batch and draw their own bridge noise; the
+refreshes run on every rank over all training cases and rank 0's surrogates are kept). The paper's fluid
+benchmarks, grids, sensors, networks and training lengths are not known to us (only its abstract could be
+read), and its 2-D flows are not implemented here. So ``paper`` is the largest run of the chapter's own
+twin experiment rather than the paper's: the same Burgers problem (64 × 32 HF field, 8-point LF run, four
+probe columns), whose claims the chapter is about, with 16 times the training cases (:data:`PAPER_DATA`:
+8,192 / 256 / 1,024; they are generated in seconds), a wider U-Net (:data:`PAPER_DENOISER`: channels
+(128, 256), 2.18 M parameters, 4.4 MB in float16, and the same widths for DPS's prior) and
+:data:`PAPER_PICSB`: five rounds of 4,000 steps at batch 64 with the default's refresh (10 OT-ODE steps,
+300 polish steps), so the prior trains 80,000 steps. About half an hour on one H100 for the seven models
+(an estimate from FLOPs and step counts, not measured). ``--trial`` (:func:`neurips26.scales.trial_run`)
+applies :func:`trial_caps`: one round of one update of 4 cases on 8 training cases, 2 sampling and 2
+polish steps, one prior update, 4 validation cases.
 """
 
 from __future__ import annotations
@@ -31,7 +48,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
@@ -60,7 +77,8 @@ from neurips26.picsb.data import DataConfig, Split, make_split
 from neurips26.picsb.denoiser import Denoiser, DenoiserConfig
 from neurips26.picsb.metrics import residual_norm
 from neurips26.picsb.picsb import PICSBConfig, PICSBResult, reconstruct, truth_monitor
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
+from neurips26.train import choose_device
 from neurips26.validation import check_choice
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -98,6 +116,15 @@ validation pilot); at four times they have about the right size."""
 HELD_OUT_SEED = 12345
 """The seed of the prior's fixed validation draw (noise levels and noise)."""
 
+PAPER_DATA = DataConfig(train=8192, validation=256, test=1024)
+"""The ``paper`` cases: 16 times the default's training split (the Burgers runs are procedural)."""
+PAPER_DENOISER = DenoiserConfig(channels=(128, 256))
+"""The ``paper`` U-Net: 2,176,288 parameters (the default's 250,912), 173 MFLOP per forward."""
+PAPER_PICSB = PICSBConfig(
+    rounds=5, steps=4000, batch=64, sample_steps=10, polish_steps=300, denoiser=PAPER_DENOISER
+)
+"""The ``paper`` bridges: 20,000 updates of 64 cases in five rounds, refreshed as at default."""
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -133,20 +160,45 @@ class PrepareConfig:
     @classmethod
     def for_scale(cls, scale: str) -> PrepareConfig:
         """smoke: 128 training cases, two rounds of 15 steps; default: the module docstring's sizes;
-        paper: 2048 cases and 5 rounds of 3000 steps (not run here)."""
+        paper: :data:`PAPER_DATA` and :data:`PAPER_PICSB` (not run here). A trial run
+        (:func:`neurips26.scales.trial_run`) applies :func:`trial_caps` at any scale."""
         smoke = PICSBConfig(rounds=2, steps=15, batch=16, sample_steps=5, polish_steps=20)
         default = PICSBConfig(rounds=3, steps=800, batch=32, sample_steps=10, polish_steps=300)
-        paper = PICSBConfig(rounds=5, steps=3000, batch=32, sample_steps=10, polish_steps=300)
         data = pick(
-            scale,
-            smoke=DataConfig(train=128, validation=8, test=16),
-            default=DataConfig(),
-            paper=DataConfig(train=2048, validation=64, test=256),
+            scale, smoke=DataConfig(train=128, validation=8, test=16), default=DataConfig(), paper=PAPER_DATA
         )
-        picsb_config = pick(scale, smoke=smoke, default=default, paper=paper)
+        picsb_config = pick(scale, smoke=smoke, default=default, paper=PAPER_PICSB)
         total = PRIOR_BUDGET * picsb_config.rounds * picsb_config.steps
-        prior = dps.PriorConfig(train_steps=total, batch=picsb_config.batch, lr=picsb_config.lr)
-        return cls(data=data, picsb=picsb_config, prior=prior)
+        net = picsb_config.denoiser  # the prior's U-Net has the bridges' widths
+        prior = dps.PriorConfig(
+            channels=net.channels,
+            time_dim=net.time_dim,
+            groups=net.groups,
+            train_steps=total,
+            batch=picsb_config.batch,
+            lr=picsb_config.lr,
+        )
+        config = cls(data=data, picsb=picsb_config, prior=prior)
+        return trial_caps(config) if trial_run() else config
+
+
+def trial_caps(config: PrepareConfig) -> PrepareConfig:
+    """``config`` cut to a trial run (:func:`neurips26.scales.trial_run`): 8 / 4 / 4 cases, at most one
+    round of one update of 4 cases, 2 sampling and at most 2 polish steps, one prior update of 4 fields;
+    the networks keep their sizes. The caps enter the configuration hash."""
+    picsb_config = replace(
+        config.picsb,
+        rounds=min(config.picsb.rounds, 1),
+        steps=1,
+        batch=4,
+        sample_steps=2,
+        polish_steps=min(config.picsb.polish_steps, 2),
+    )
+    return PrepareConfig(
+        data=replace(config.data, train=8, validation=4, test=4),
+        picsb=picsb_config,
+        prior=replace(config.prior, train_steps=1, batch=4),
+    )
 
 
 def expected_hash(name: str, config: PrepareConfig) -> str:
@@ -188,10 +240,15 @@ class PICSBMeta(Sidecar):
 # data, building and measuring
 
 
-@cache
 def split(name: str, scale: str) -> Split:
-    """Split ``name`` of the data at ``scale`` (made once per process; a few seconds at default)."""
-    return make_split(name, PrepareConfig.for_scale(scale).data)
+    """Split ``name`` of the data at ``scale``, on the CPU (made once per process and data configuration;
+    a few seconds at default)."""
+    return _split(name, PrepareConfig.for_scale(scale).data)
+
+
+@cache
+def _split(name: str, data: DataConfig) -> Split:
+    return make_split(name, data)
 
 
 def _check_name(name: str) -> str:
@@ -242,9 +299,10 @@ def bridge_fields(name: str, model: torch.nn.Module, data: Split, config: PICSBC
 @torch.no_grad()
 def validation_metrics(name: str, model: torch.nn.Module, scale: str) -> dict[str, float]:
     """Bridges: ``val_rel_l2`` and ``val_residual`` (means over the validation split of the OT-ODE
-    reconstruction); the prior: ``val_loss``, its ε-loss on the validation fields at a fixed draw."""
+    reconstruction); the prior: ``val_loss``, its ε-loss on the validation fields at a fixed draw (drawn
+    on the CPU). Computed on the model's device (the split is moved there)."""
     config = PrepareConfig.for_scale(scale)
-    val = split("validation", scale)
+    val = split("validation", scale).to(next(model.parameters()).device)
     if _check_name(name) == PRIOR:
         generator = torch.Generator().manual_seed(HELD_OUT_SEED)
         return {"val_loss": float(dps.prior_loss(model, val.truth, generator))}
@@ -260,8 +318,9 @@ def validation_metrics(name: str, model: torch.nn.Module, scale: str) -> dict[st
 
 
 def _train_bridge(name: str, scale: str, progress: bool) -> PICSBResult:
+    """Bridge ``name`` trained on :func:`~neurips26.train.choose_device`'s device (the split moved there)."""
     config = PrepareConfig.for_scale(scale)
-    train = split("train", scale)
+    train = split("train", scale).to(choose_device())
     data = train.training_set()
     if name == "oracle":
         return train_oracle(data, train.truth, config.picsb, progress=progress)
@@ -270,14 +329,19 @@ def _train_bridge(name: str, scale: str, progress: bool) -> PICSBResult:
 
 
 def train_model(name: str, scale: str, *, progress: bool = True) -> tuple[dict[str, Tensor], PICSBMeta]:
-    """Train model ``name`` at ``scale``; its float16 state and sidecar (metrics on the float16 weights)."""
+    """Train model ``name`` at ``scale`` on :func:`~neurips26.train.choose_device`'s device (data-parallel
+    under torchrun); its float16 state and sidecar (metrics on the float16 weights, on the CPU, where the
+    registry re-measures them)."""
     name = _check_name(name)
     config = PrepareConfig.for_scale(scale)
     start = time.perf_counter()
     curves: dict[str, list[float]]
     if name == PRIOR:
         prior, losses = dps.train_prior(
-            split("train", scale).truth, config.prior, seed=config.picsb.seed, progress=progress
+            split("train", scale).truth.to(choose_device()),
+            config.prior,
+            seed=config.picsb.seed,
+            progress=progress,
         )
         model: torch.nn.Module = prior
         spec: dict[str, Any] = {"steps": config.prior.train_steps, "batch": config.prior.batch}
@@ -396,4 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main, not this ``__main__`` copy's: what it caches on the way then
+    # pickles under ``neurips26.picsb.prepare``, which a later process can read back.
+    from neurips26.picsb import prepare as _importable
+
+    sys.exit(_importable.main())

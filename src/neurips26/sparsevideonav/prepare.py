@@ -541,4 +541,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main, not this ``__main__`` copy's: what it caches on the way then
+    # pickles under ``neurips26.sparsevideonav.prepare``, which a later process can read back.
+    from neurips26.sparsevideonav import prepare as _importable
+
+    sys.exit(_importable.main())

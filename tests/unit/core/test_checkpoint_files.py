@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -395,7 +396,7 @@ def test_prepare_main_trial_flag_sets_the_trial_environment(monkeypatch):
     from neurips26.checkpoint_files import ModelRow, prepare_main
     from neurips26.scales import TRIAL_ENV, trial_run
 
-    monkeypatch.delenv(TRIAL_ENV, raising=False)
+    monkeypatch.setenv(TRIAL_ENV, "0")  # recorded, so teardown undoes what prepare_main sets
     seen = []
 
     def prepare(scale, only=None, out=None):
@@ -434,3 +435,29 @@ def test_committed_form_leaves_out_added_fields_at_their_committed_values():
     assert config_hash(committed_form(after, {"windows": 48})) == config_hash(before)
     moved = _plan_class(True)(windows=8)
     assert config_hash(committed_form(moved, {"windows": 48})) == config_hash(moved)
+
+
+def test_no_test_leaks_what_code_under_test_writes_to_the_environment(tmp_path):
+    """tests/conftest.py restores the environment after each test: run it on two tests in order, the first
+    setting the trial flag the way ``prepare_main --trial`` does, the second reading it."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).parents[2] / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_order.py").write_text(
+        "import os\n"
+        "def test_a_sets():\n    os.environ['NEURIPS26_TRIAL'] = '1'\n"
+        "def test_b_reads():\n    assert 'NEURIPS26_TRIAL' not in os.environ\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NEURIPS26_TRIAL"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:]

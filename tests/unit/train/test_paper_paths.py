@@ -12,7 +12,17 @@ import pytest
 
 from neurips26.scales import TRIAL_ENV
 
-READY = ("ssd", "sdm", "specblock", "expansion_utility", "sparse_control", "costgrad", "iohp")
+READY = (
+    "ssd",
+    "picsb",
+    "jag",
+    "sdm",
+    "specblock",
+    "expansion_utility",
+    "sparse_control",
+    "costgrad",
+    "iohp",
+)
 """The chapters whose ``paper`` scale is a plan of its own (the others still fall back to ``default``)."""
 
 
@@ -30,6 +40,8 @@ def _loads_fresh(package, out, monkeypatch, tmp_path):
     for name in registry.names:
         model, meta = registry.load(name, "paper", directory=out)  # fresh: hash, layout and metrics agree
         assert meta.name == name and model is not None
+    for path in (tmp_path / "cache").rglob("*.pkl"):  # what prepare cached, another process can read back
+        assert b"__main__" not in path.read_bytes(), f"{path.name} pickles a class of the __main__ module"
 
 
 @pytest.mark.slow

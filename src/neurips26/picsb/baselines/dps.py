@@ -34,10 +34,12 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from neurips26 import distributed
 from neurips26.nn import UNet1D, UNetConfig
 from neurips26.picsb.baselines import check_problem
 from neurips26.picsb.burgers import BurgersConfig, residual
 from neurips26.picsb.energy import project
+from neurips26.picsb.picsb import loss_generator
 from neurips26.train import fit
 from neurips26.validation import check_float, check_int, check_seed
 
@@ -167,22 +169,28 @@ def tweedie_x0(prior: Prior, x_n: Tensor, n: Tensor) -> tuple[Tensor, Tensor]:
     return (x_n - (1.0 - a).sqrt() * eps) / a.sqrt(), eps
 
 
-def prior_loss(prior: Prior, x0: Tensor, generator: torch.Generator) -> Tensor:
-    """The ε-prediction loss ``mean ‖ε_θ(x_n, n) − ε‖²`` at uniform ``n`` (DDPM eq. 14)."""
+def prior_loss(prior: Prior | nn.Module, x0: Tensor, generator: torch.Generator) -> Tensor:
+    """The ε-prediction loss ``mean ‖ε_θ(x_n, n) − ε‖²`` at uniform ``n`` (DDPM eq. 14).
+
+    ``prior`` may be the data-parallel wrapper of a :class:`Prior` (under torchrun): the loss calls it
+    once and reads the schedule off the module inside."""
     generator = _generator(generator)
+    module = _prior(distributed.unwrap(prior))
     n = torch.randint(
-        prior.config.diffusion_steps, (x0.shape[0],), generator=generator, device=generator.device
+        module.config.diffusion_steps, (x0.shape[0],), generator=generator, device=generator.device
     )
     n = n.to(x0.device)
     noise = _randn(x0, generator)
-    return (prior(q_sample(prior, x0, n, noise), n) - noise).square().mean()
+    return (prior(q_sample(module, x0, n, noise), n) - noise).square().mean()
 
 
 def train_prior(
     hf_fields: Tensor, config: PriorConfig | None = None, *, seed: int = 0, progress: bool = False
 ) -> tuple[Prior, list[float]]:
     """Train the prior on ``hf_fields`` ``(N, T, X)`` with :func:`neurips26.train.fit`; returns the model
-    (eval mode, on the fields' device and dtype) and the per-step losses."""
+    (eval mode, on the fields' device and dtype) and the per-step losses. One generator seeded ``seed``
+    draws the batch indices and the noise; under torchrun each rank draws its noise from its own
+    (:func:`neurips26.picsb.picsb.loss_generator`) and trains data-parallel."""
     config = PriorConfig() if config is None else config
     if not isinstance(config, PriorConfig):
         raise TypeError(f"config must be a PriorConfig; got {type(config).__name__}")
@@ -197,6 +205,7 @@ def train_prior(
     prior = Prior(config, seed=seed).to(device=hf_fields.device, dtype=hf_fields.dtype)
     data = hf_fields.detach()
     generator = torch.Generator(device=data.device).manual_seed(seed)
+    noise = loss_generator(generator, seed)
 
     def batches(step: int) -> Tensor:
         idx = torch.randint(len(data), (config.batch,), generator=generator, device=data.device)
@@ -204,7 +213,7 @@ def train_prior(
 
     history = fit(
         prior,
-        lambda net, x0: prior_loss(net, x0, generator),
+        lambda net, x0: prior_loss(net, x0, noise),
         batches,
         steps=config.train_steps,
         seed=seed,
