@@ -26,6 +26,7 @@ paper fits its families transductively, and ``"fit"`` for our held-out variant);
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -78,7 +79,9 @@ class DataConfig:
     ``system``: a key of :data:`~neurips26.skae.systems.SYSTEMS`; ``seed``: the data seed (every stream of
     :data:`STREAMS` derives from it); ``window``: ``L`` (stored steps after the reset); ``batch``: windows per
     training step; ``resets``: one of :data:`RESETS`; ``pool``: the hard-pool settings; ``flow_trajectories``
-    and ``flow_length``: the cached trajectories of a flow (ignored on box systems).
+    and ``flow_length``: the cached trajectories of a flow (ignored on box systems); ``warmup``: the stored
+    steps that take a flow's starts onto its attractor (``None``: the flow's own, 2,000; a trial run of
+    ``prepare`` cuts it; ignored on box systems).
     """
 
     system: str
@@ -89,6 +92,7 @@ class DataConfig:
     pool: HardPoolConfig = field(default_factory=HardPoolConfig)
     flow_trajectories: int = 64
     flow_length: int = 2000
+    warmup: int | None = None
 
     def __post_init__(self) -> None:
         check_choice("system", self.system, tuple(SYSTEMS))
@@ -100,11 +104,20 @@ class DataConfig:
             raise TypeError(f"pool must be a HardPoolConfig; got {type(self.pool).__name__}")
         check_int("flow_trajectories", self.flow_trajectories, minimum=1)
         check_int("flow_length", self.flow_length, minimum=self.window)
+        if self.warmup is not None:
+            check_int("warmup", self.warmup, minimum=0)
         box = has_box(self.system)
         if box and self.resets == "attractor":
             raise ValueError(f"resets must be 'hard-pool' or 'uniform' for the box system {self.system!r}")
         if not box and self.resets in ("hard-pool", "uniform"):
             raise ValueError(f"resets must be 'attractor' for the flow {self.system!r}, which has no box")
+
+    def dynamics(self) -> System:
+        """The system of ``system``, a flow with its warm-up set to ``warmup`` when that is given."""
+        system = make_system(self.system)
+        if self.warmup is not None and isinstance(system, ChaoticFlow):
+            return dataclasses.replace(system, warmup=self.warmup)
+        return system
 
     @property
     def reset_law(self) -> str:
@@ -272,7 +285,7 @@ def roll_flow_requests(requests: list[FlowRequest]) -> list[Tensor]:
 
 
 def _flow_request(config: DataConfig) -> FlowRequest:
-    system = make_system(config.system)
+    system = config.dynamics()
     return FlowRequest(
         system, config.flow_trajectories, sub_seed(config.seed, STREAMS["flow"]), config.flow_length
     )
@@ -412,7 +425,7 @@ def trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Trajec
 
 @lru_cache(maxsize=128)  # every evaluation set of the controlled systems, shared by the chapter's runners
 def _trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Trajectories:
-    system = make_system(data.system)
+    system = data.dynamics()
     seed = sub_seed(data.seed, STREAMS[split])
     if split in ("val", "test"):
         n = evaluation.val_starts if split == "val" else evaluation.test_starts
@@ -438,7 +451,7 @@ def _trajectories(data: DataConfig, evaluation: EvalConfig, split: str) -> Traje
 
 def _eval_request(data: DataConfig, evaluation: EvalConfig, split: str) -> FlowRequest:
     n = evaluation.val_starts if split == "val" else evaluation.test_starts
-    return FlowRequest(make_system(data.system), n, sub_seed(data.seed, STREAMS[split]), evaluation.horizon)
+    return FlowRequest(data.dynamics(), n, sub_seed(data.seed, STREAMS[split]), evaluation.horizon)
 
 
 def prefetch_flow_sets(configs: list[DataConfig], evaluation: EvalConfig) -> None:

@@ -25,8 +25,9 @@ import math
 from dataclasses import dataclass, replace
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
+from neurips26 import distributed
 from neurips26.skae.model import KAE, LAMBDA_OFF
 from neurips26.validation import check_float, check_int
 
@@ -63,53 +64,52 @@ def default_weights(model: KAE, *, sparsity: float = 3e-3) -> LossWeights:
     return weights
 
 
-def check_windows(model: KAE, windows: object) -> Tensor:
-    """A finite ``(B, L + 1, state_dim)`` tensor with ``L ≥ 1``, moved to the model's device."""
+def check_windows(model: KAE | nn.Module, windows: object) -> Tensor:
+    """A finite ``(B, L + 1, state_dim)`` tensor with ``L ≥ 1``, moved to the model's device.
+
+    ``model`` may be the data-parallel wrapper of a KAE (its attributes are read off the module inside).
+    """
+    kae = distributed.unwrap(model)
     if not isinstance(windows, Tensor):
         raise TypeError(f"windows must be a torch.Tensor; got {type(windows).__name__}")
-    if windows.ndim != 3 or windows.shape[1] < 2 or windows.shape[2] != model.state_dim:
+    if windows.ndim != 3 or windows.shape[1] < 2 or windows.shape[2] != kae.state_dim:
         raise ValueError(
-            f"windows must have shape (B, L + 1 >= 2, state_dim={model.state_dim}); "
-            f"got {tuple(windows.shape)}"
+            f"windows must have shape (B, L + 1 >= 2, state_dim={kae.state_dim}); got {tuple(windows.shape)}"
         )
     check_int("windows.shape[0]", windows.shape[0], minimum=1)
     if not torch.isfinite(windows).all():
         raise ValueError("windows must contain only finite values (no NaN or inf)")
-    return windows.to(device=model.device, dtype=model.transition.K.dtype)
+    return windows.to(device=kae.device, dtype=kae.transition.K.dtype)
 
 
-def loss_terms(model: KAE, windows: Tensor) -> dict[str, Tensor]:
-    """The unweighted terms ``pred, rec, lin, sp, off`` (scalar tensors) on a batch of windows."""
+def loss_terms(model: KAE | nn.Module, windows: Tensor) -> dict[str, Tensor]:
+    """The unweighted terms ``pred, rec, lin, sp, off`` (scalar tensors) on a batch of windows.
+
+    Calls the module (``model(x, windows=True)``, :meth:`~neurips26.skae.model.KAE.window_pass`), so
+    ``model`` may be its data-parallel wrapper under torchrun.
+    """
     x = check_windows(model, windows)
     batch, length, dim = x.shape[0], x.shape[1] - 1, x.shape[2]
-    z_enc = model.encode(x)  # (B, L+1, d_z)
-    k_t = model.transition_matrix().T
-    rolled = []
-    z = z_enc[:, 0]
-    for _ in range(length):
-        z = z @ k_t
-        rolled.append(z)
-    z_roll = torch.stack(rolled, dim=1)  # (B, L, d_z): K^ℓ z_0 for ℓ = 1..L
+    out = model(x, windows=True)
     future = x[:, 1:]
-    x_hat = model.decode(z_roll)
-    x_rec = model.decode(z_enc[:, 1:])
     count = batch * length
     return {
-        "pred": torch.linalg.vector_norm(x_hat - future, dim=-1).sum() / (count * math.sqrt(dim)),
-        "rec": torch.linalg.vector_norm(x_rec - future, dim=-1).sum() / (count * math.sqrt(dim)),
-        "lin": torch.linalg.vector_norm(z_roll - z_enc[:, 1:], dim=-1).sum() / count,
-        "sp": z_roll.abs().sum() / count,
-        "off": model.offblock_penalty(),
+        "pred": torch.linalg.vector_norm(out.x_hat - future, dim=-1).sum() / (count * math.sqrt(dim)),
+        "rec": torch.linalg.vector_norm(out.x_rec - future, dim=-1).sum() / (count * math.sqrt(dim)),
+        "lin": torch.linalg.vector_norm(out.z_roll - out.z_enc[:, 1:], dim=-1).sum() / count,
+        "sp": out.z_roll.abs().sum() / count,
+        "off": out.off,
     }
 
 
-def kae_loss(model: KAE, windows: Tensor, weights: LossWeights | None = None) -> Tensor:
+def kae_loss(model: KAE | nn.Module, windows: Tensor, weights: LossWeights | None = None) -> Tensor:
     """The weighted objective (paper eq. training_objective); ``weights`` default to :func:`default_weights`.
 
-    Takes ``(model, batch)`` as :func:`neurips26.train.fit`'s ``loss_fn`` does.
+    Takes ``(model, batch)`` as :func:`neurips26.train.fit`'s ``loss_fn`` does (``model`` may be the
+    data-parallel wrapper of a KAE).
     """
     if weights is None:
-        weights = default_weights(model)
+        weights = default_weights(distributed.unwrap(model))
     elif not isinstance(weights, LossWeights):
         raise TypeError(f"weights must be a LossWeights; got {type(weights).__name__}")
     terms = loss_terms(model, windows)

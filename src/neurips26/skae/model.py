@@ -44,6 +44,7 @@ its appendix ``docs/appendix/experimental_details.tex`` in the authors' reposito
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -250,6 +251,19 @@ class Transition(nn.Module):
         return (self.K.abs() * off).sum()
 
 
+class WindowPass(NamedTuple):
+    """What the training objective needs from a batch of windows ``x_{b,0..L}`` (:meth:`KAE.forward` with
+    ``windows=True``): ``z_enc = E(x_ℓ)`` ``(B, L + 1, d_z)``, ``z_roll = K^ℓ z_enc_0`` for ``ℓ = 1..L``
+    ``(B, L, d_z)``, ``x_hat = D(z_roll)`` and ``x_rec = D(z_enc_{1..L})`` ``(B, L, d_x)``, and ``off``, the
+    off-block penalty of ``K`` (a scalar)."""
+
+    z_enc: Tensor
+    z_roll: Tensor
+    x_hat: Tensor
+    x_rec: Tensor
+    off: Tensor
+
+
 class KAE(nn.Module):
     """A Koopman autoencoder ``x̂_{k+h} = D(K^h E(x_k))`` (paper eq. kae_forecast); see the module docstring.
 
@@ -379,6 +393,24 @@ class KAE(nn.Module):
         """``Σ_{g(i)≠g(j)} |K_ij|`` over the architectural groups (0 for a dense ``K``)."""
         return self.transition.offblock()
 
-    def forward(self, x: Tensor) -> Tensor:
-        """The one-step forecast ``D(K E(x))``."""
+    def window_pass(self, x: Tensor) -> WindowPass:
+        """The encodings, ``K``-rollouts from ``z_0`` and decodings of windows ``x`` ``(B, L + 1, d_x)``."""
+        z_enc = self.encode(x)  # (B, L+1, d_z)
+        k_t = self.transition_matrix().T
+        rolled = []
+        z = z_enc[:, 0]
+        for _ in range(x.shape[1] - 1):
+            z = z @ k_t
+            rolled.append(z)
+        z_roll = torch.stack(rolled, dim=1)  # (B, L, d_z): K^ℓ z_0 for ℓ = 1..L
+        x_hat = self.decode(z_roll)
+        x_rec = self.decode(z_enc[:, 1:])
+        return WindowPass(z_enc, z_roll, x_hat, x_rec, self.offblock_penalty())
+
+    def forward(self, x: Tensor, *, windows: bool = False) -> Tensor | WindowPass:
+        """The one-step forecast ``D(K E(x))``; with ``windows=True`` the :meth:`window_pass` of the
+        windows ``x``, so the training objective calls the module (data-parallel training averages the
+        gradients in the forward of its wrapper)."""
+        if windows:
+            return self.window_pass(x)
         return self.decode(self.step(self.encode(x)))

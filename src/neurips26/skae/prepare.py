@@ -29,10 +29,28 @@ matrices, cosine decay to 0.1 ×, gradients clipped at 1, batch 256, fresh windo
 (:mod:`neurips26.skae.data`), d_z = 64, λ_sp = 3e-3 (6e-3 on the flows), ``L = 8`` (10 on the flows).
 A model's initial weights, its training windows and its ``fit`` seed all derive from the table's seed.
 
+``--scale paper`` trains the same table at :data:`PAPER` into the user cache, each model on the device
+:func:`~neurips26.train.choose_device` picks; ``torchrun --nproc_per_node=N -m neurips26.skae.prepare
+--scale paper`` trains each model data-parallel (every rank simulates the step's global batch of 256
+windows and keeps its share). The paper's systems are closed-form, so its per-model protocol runs as
+written: d_z = 256 (95k parameters for a LISTA model), batch 256, 200k AdamW updates on the controlled
+systems and 100k on the flows, lr 5e-5 for the encoder and decoder and 5e-6 for ``K`` (undecayed), weight
+decay 1e-4, and flow caches of 200 trajectories of 30,000 stored steps (float64, rolled on the CPU: about
+1.9 GB per Lorenz-96 seed). Still ours: five of the paper's fifteen controlled systems and three of its
+fifteen seeds, three flows and Lorenz-96 at d = 40 (the paper's high-dimensional check: d = 128 with
+d_z = 512), one ``K`` rate for every row (the paper gives ``K`` 1e-5 on its flows' MLP rows), the cosine
+decay, and no checkpoint selection (the paper picks one every 500 updates by a rollout). A step costs
+about 2 GFLOP but is bound by kernel launches and the CPU simulation of its windows: about 4-6 ms, so
+about 15 min per controlled model, 8 min per flow model and **about 26 h for the table in one process on
+one GPU** (an estimate, not a measured run). Run the rows in parallel processes instead, each with its own
+``--only`` list (e.g. one per system; about 12 processes share one H100 node's 16 cores, about 2.5 h): a
+checkpoint already fresh in the directory is kept. ``--trial`` (:func:`neurips26.scales.trial_run`)
+trains every row for one update under :func:`trial_caps` (the whole table in about 10 s of CPU).
+
 A checkpoint is fresh when today's table row and sizes hash as recorded, its state dict fits today's KAE
-exactly, and it reproduces the validation metrics recorded beside it (``val_loss`` on 256 held-out windows,
-``val_mse``: MSE through ``val_horizon`` with re-encoding every ``val_period`` steps on the validation
-starts) within relative :data:`~neurips26.checkpoint_files.METRIC_RTOL`.
+exactly, and it reproduces the validation metrics recorded beside it (``val_loss`` on ``val_windows`` (256)
+held-out windows, ``val_mse``: MSE through ``val_horizon`` with re-encoding every ``val_period`` steps on
+the validation starts) within relative :data:`~neurips26.checkpoint_files.METRIC_RTOL`.
 """
 
 from __future__ import annotations
@@ -54,6 +72,7 @@ from neurips26.checkpoint_files import (
     FORMAT,
     Registry,
     Sidecar,
+    committed_form,
     config_hash,
     half_state,
     load_half_state,
@@ -61,7 +80,7 @@ from neurips26.checkpoint_files import (
     source_fingerprint,
     weights_hash,
 )
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
 from neurips26.skae.data import (
     FLOW_WINDOW,
     DataConfig,
@@ -74,8 +93,8 @@ from neurips26.skae.data import (
 from neurips26.skae.losses import WINDOW, LossWeights, default_weights, kae_loss
 from neurips26.skae.model import ENCODERS, KAE, TRANSITIONS
 from neurips26.skae.rollout import mse_through, rollout
-from neurips26.skae.systems import CONTROLLED, FLOWS, SYSTEMS, make_system
-from neurips26.train import fit
+from neurips26.skae.systems import CONTROLLED, FLOWS, SYSTEMS, HardPoolConfig, make_system
+from neurips26.train import choose_device, fit
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -204,11 +223,13 @@ SMOKE_SYSTEM = "square-4"
 
 
 def model_table(scale: str = "default") -> tuple[ModelSpec, ...]:
-    """The models ``prepare`` trains at ``scale``: smoke, the seven table rows of Square-4, seed 0."""
+    """The models ``prepare`` trains at ``scale``: smoke, the seven table rows of Square-4, seed 0; default
+    and paper, the whole table."""
     return pick(
         scale,
         smoke=tuple(m for m in MODELS if m.system == SMOKE_SYSTEM and m.seed == 0),
         default=MODELS,
+        paper=MODELS,
     )
 
 
@@ -238,7 +259,10 @@ class PrepareConfig:
     ``latent``: d_z; ``steps``, ``batch``, ``lr`` (encoder and decoder), ``k_lr_scale`` (K's factor),
     ``weight_decay`` (all matrices but K); ``sparsity``/``flow_sparsity``: λ_sp of the sparse rows on the
     controlled systems / flows; ``val_starts``, ``val_horizon``, ``val_period``: the recorded validation
-    rollout; ``flow_trajectories``/``flow_length``: a flow's cached training trajectories.
+    rollout; ``flow_trajectories``/``flow_length``: a flow's cached training trajectories; ``flow_steps``:
+    the updates of a flow row (``None``: ``steps``); ``flow_warmup``: the stored steps that take a flow's
+    starts onto its attractor (``None``: the flow's own, 2,000); ``val_windows``: the held-out windows of
+    ``val_loss``; ``pool``: the hard-pool settings of the controlled systems' training resets.
     """
 
     latent: int = 64
@@ -254,6 +278,10 @@ class PrepareConfig:
     val_period: int = 10
     flow_trajectories: int = 64
     flow_length: int = 2000
+    flow_steps: int | None = None
+    flow_warmup: int | None = None
+    val_windows: int = 256
+    pool: HardPoolConfig = field(default_factory=HardPoolConfig)
 
     def __post_init__(self) -> None:
         check_int("latent", self.latent, minimum=2)
@@ -273,12 +301,21 @@ class PrepareConfig:
         check_int("val_period", self.val_period, minimum=1)
         check_int("flow_trajectories", self.flow_trajectories, minimum=1)
         check_int("flow_length", self.flow_length, minimum=FLOW_WINDOW)
+        if self.flow_steps is not None:
+            check_int("flow_steps", self.flow_steps, minimum=1)
+        if self.flow_warmup is not None:
+            check_int("flow_warmup", self.flow_warmup, minimum=0)
+        check_int("val_windows", self.val_windows, minimum=1)
+        if not isinstance(self.pool, HardPoolConfig):
+            raise TypeError(f"pool must be a HardPoolConfig; got {type(self.pool).__name__}")
 
     @classmethod
     def for_scale(cls, scale: str) -> PrepareConfig:
-        """smoke: d_z = 16, 100 steps, batch 64; default: the fields' defaults; paper: d_z = 256, 200k
-        steps at the paper's 5e-5."""
-        return pick(
+        """smoke: d_z = 16, 100 steps, batch 64; default: the fields' defaults; paper: :data:`PAPER`.
+
+        Under a trial run (:func:`~neurips26.scales.trial_run`) :func:`trial_caps` apply to the scale's
+        plan."""
+        config = pick(
             scale,
             smoke=cls(
                 latent=16,
@@ -290,8 +327,15 @@ class PrepareConfig:
                 flow_length=200,
             ),
             default=cls(),
-            paper=cls(latent=256, steps=200_000, lr=5e-5, flow_trajectories=200, flow_length=30_000),
+            paper=PAPER,
         )
+        return trial_caps(config) if trial_run() else config
+
+    def steps_for(self, spec: ModelSpec) -> int:
+        """The updates of ``spec``: ``flow_steps`` on a flow when it is set, ``steps`` otherwise."""
+        if self.flow_steps is not None and not has_box(spec.system):
+            return self.flow_steps
+        return self.steps
 
     def data(self, spec: ModelSpec) -> DataConfig:
         """The training data of ``spec`` under these sizes."""
@@ -301,8 +345,10 @@ class PrepareConfig:
             seed=spec.seed,
             window=FLOW_WINDOW if flow else WINDOW,
             batch=self.batch,
+            pool=self.pool,
             flow_trajectories=self.flow_trajectories,
             flow_length=self.flow_length,
+            warmup=self.flow_warmup,
         )
 
     def evaluation(self) -> EvalConfig:
@@ -310,10 +356,69 @@ class PrepareConfig:
         return EvalConfig(val_starts=self.val_starts, horizon=self.val_horizon)
 
 
+PAPER = PrepareConfig(
+    latent=256,
+    steps=200_000,
+    flow_steps=100_000,
+    lr=5e-5,
+    flow_trajectories=200,
+    flow_length=30_000,
+)
+"""The ``paper`` scale (module docstring): the paper's d_z = 256, batch 256, 200k updates on the controlled
+systems and 100k on the flows, lr 5e-5 (K: 5e-6), weight decay 1e-4, flow caches of 200 x 30,000 steps."""
+
+TRIAL_POOL = HardPoolConfig(candidates=16, pool=8)
+"""The hard pool of a trial run: 16 scored candidates, 8 kept (the default scores 4,096)."""
+
+
+def trial_caps(config: PrepareConfig) -> PrepareConfig:
+    """``config`` cut to a trial run: one update of 4 windows (no learning-rate warm-up at any scale), flow
+    caches of 2 trajectories of 20 steps from starts warmed up for 20 steps (not 2,000), a hard pool of 16
+    candidates, and a validation of 4 windows and 2 starts to 10 steps; d_z and the learning rates stay
+    ``config``'s."""
+    return replace(
+        config,
+        steps=1,
+        flow_steps=None,
+        batch=4,
+        val_starts=2,
+        val_horizon=10,
+        val_period=10,
+        val_windows=4,
+        flow_trajectories=2,
+        flow_length=2 * FLOW_WINDOW,
+        flow_warmup=20,
+        pool=TRIAL_POOL,
+    )
+
+
+GROWTH_FIELDS: dict[str, Any] = {
+    "flow_steps": None,
+    "flow_warmup": None,
+    "val_windows": 256,
+    "pool": HardPoolConfig(),
+}
+"""Fields of :class:`PrepareConfig` added with the ``paper`` scale, at the values the committed checkpoints
+were trained with: at these values a field is left out of the hash."""
+
+DATA_GROWTH_FIELDS: dict[str, Any] = {"warmup": None}
+"""The same for :class:`~neurips26.skae.data.DataConfig`."""
+
+
 def expected_hash(spec: ModelSpec, config: PrepareConfig) -> str:
-    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``spec`` under ``config``."""
+    """:func:`~neurips26.checkpoint_files.config_hash` of everything that trains ``spec`` under ``config``.
+
+    ``config`` and its data enter as their :func:`~neurips26.checkpoint_files.committed_form` (without the
+    :data:`GROWTH_FIELDS` and :data:`DATA_GROWTH_FIELDS` that hold their committed values), so the default
+    hashes are those recorded before the fields existed."""
     return config_hash(
-        {"model": spec, "row": ROWS[spec.row], "prepare": config, "data": config.data(spec), "format": FORMAT}
+        {
+            "model": spec,
+            "row": ROWS[spec.row],
+            "prepare": committed_form(config, GROWTH_FIELDS),
+            "data": committed_form(config.data(spec), DATA_GROWTH_FIELDS),
+            "format": FORMAT,
+        }
     )
 
 
@@ -385,12 +490,14 @@ def build_model(meta: KAEMeta, state: dict[str, Tensor]) -> KAE:
 
 @torch.no_grad()
 def validation_metrics(spec: ModelSpec, model: KAE, config: PrepareConfig) -> dict[str, float]:
-    """``val_loss`` (the row's objective on 256 held-out windows) and ``val_mse`` (MSE through
-    ``val_horizon``, re-encoding every ``val_period`` steps, on the validation starts)."""
+    """``val_loss`` (the row's objective on ``val_windows`` held-out windows) and ``val_mse`` (MSE through
+    ``val_horizon``, re-encoding every ``val_period`` steps, on the validation starts); on the model's
+    device."""
     data = config.data(spec)
     was_training = model.training
     model.eval()
-    loss = kae_loss(model, validation_windows(data), loss_weights(spec, model, config))
+    windows = validation_windows(data, config.val_windows)
+    loss = kae_loss(model, windows, loss_weights(spec, model, config))
     val = trajectories(data, config.evaluation(), "val")
     predicted = rollout(model, val.starts.to(torch.float32), config.val_horizon, period=config.val_period)
     model.train(was_training)
@@ -400,13 +507,16 @@ def validation_metrics(spec: ModelSpec, model: KAE, config: PrepareConfig) -> di
 def train_model(
     spec: ModelSpec, config: PrepareConfig, *, progress: bool = True
 ) -> tuple[dict[str, Tensor], KAEMeta]:
-    """Train ``spec`` under ``config``; its float16 state and sidecar (metrics on the float16 weights)."""
+    """Train ``spec`` under ``config``; its float16 state and sidecar (metrics on the float16 weights, on
+    the CPU, as a loaded checkpoint measures them). Trains on :func:`~neurips26.train.choose_device`'s
+    device, data-parallel under torchrun (every rank draws the global batch of the step and keeps its
+    share)."""
     if not isinstance(spec, ModelSpec):
         raise TypeError(f"spec must be a ModelSpec; got {type(spec).__name__}")
     if not isinstance(config, PrepareConfig):
         raise TypeError(f"config must be a PrepareConfig; got {type(config).__name__}")
     arguments = model_arguments(spec, config)
-    model = KAE(**arguments)
+    model = KAE(**arguments).to(choose_device())
     weights = loss_weights(spec, model, config)
     sampler = WindowSampler(config.data(spec))
     start = time.perf_counter()
@@ -414,7 +524,7 @@ def train_model(
         model,
         lambda m, batch: kae_loss(m, batch, weights),
         sampler,
-        steps=config.steps,
+        steps=config.steps_for(spec),
         seed=spec.seed,
         lr=config.lr,
         weight_decay=config.weight_decay,
@@ -442,7 +552,7 @@ def train_model(
             "row": dataclasses.asdict(ROWS[spec.row]),
             "claims": list(spec.claims),
             "train": {
-                "steps": config.steps,
+                "steps": config.steps_for(spec),
                 "batch": config.batch,
                 "lr": config.lr,
                 "k_lr_scale": config.k_lr_scale,

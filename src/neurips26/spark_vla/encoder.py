@@ -35,15 +35,40 @@ from neurips26.seeding import sub_seed
 from neurips26.train import fit
 from neurips26.validation import check_float, check_int, check_seed
 
-#: Sizes of the chapter's ViT (the 2D encoder; the 3D teacher uses the same sizes).
+#: Sizes of the chapter's ViT (the 2D encoder; the 3D teacher uses the same sizes). The ``paper`` scale
+#: trains wider and deeper ones of the same image and patch sizes (``prepare.Plan.encoder``).
 ENCODER_CONFIG = ViTConfig(image_size=48, patch_size=8, width=64, depth=4, heads=4, class_token=False)
 #: Side of the patch grid and number of patch tokens N = GRID².
 GRID = 6
 NUM_PATCHES = 36
+
+
+def split_block(config: ViTConfig) -> int:
+    """The first adapted block l0 of a ViT of ``config``: depth // 2, so the shared prefix is the first half
+    of the blocks and the adapters sit on the second (2 of 4 in :data:`ENCODER_CONFIG`)."""
+    if not isinstance(config, ViTConfig):
+        raise TypeError(f"config must be a ViTConfig; got {type(config).__name__}")
+    if config.depth < 2:
+        raise ValueError(f"config.depth must be >= 2 (a prefix and adapted blocks); got {config.depth}")
+    return config.depth // 2
+
+
+def lora_targets(config: ViTConfig) -> tuple[str, ...]:
+    """The layers that get LoRA adapters in a ViT of ``config``: Q, K, V (fused) and the output projection
+    of every block from :func:`split_block` on."""
+    return tuple(f"blocks.{b}.attn.{layer}" for b in adapted_blocks(config) for layer in ("qkv", "out"))
+
+
+def adapted_blocks(config: ViTConfig) -> tuple[int, ...]:
+    """The blocks l0 .. depth-1 of the LoRA pathway, whose attention maps are distilled (2 and 3 by
+    default)."""
+    return tuple(range(split_block(config), config.depth))
+
+
 #: Blocks 0 .. SPLIT_BLOCK-1 are shared by both pathways; blocks SPLIT_BLOCK .. depth-1 carry the adapters.
-SPLIT_BLOCK = 2
+SPLIT_BLOCK = split_block(ENCODER_CONFIG)
 #: The linear layers that get LoRA adapters: Q, K, V (fused) and the output projection of blocks 2 and 3.
-LORA_TARGETS = ("blocks.2.attn.qkv", "blocks.2.attn.out", "blocks.3.attn.qkv", "blocks.3.attn.out")
+LORA_TARGETS = lora_targets(ENCODER_CONFIG)
 LORA_RANK = 4
 LORA_ALPHA = 8.0
 
@@ -64,16 +89,29 @@ def check_images(images: object) -> Tensor:
     return images
 
 
-def make_encoder(seed: int) -> ViT:
-    """A freshly initialised ViT of :data:`ENCODER_CONFIG` on the CPU, its weights a function of ``seed``.
+def make_encoder(seed: int, config: ViTConfig = ENCODER_CONFIG) -> ViT:
+    """A freshly initialised ViT of ``config`` (default :data:`ENCODER_CONFIG`) on the CPU, its weights a
+    function of ``seed``.
 
     The initialisation draws from torch's global generator inside ``torch.random.fork_rng``, so the
     caller's random state is the same after the call as before it.
     """
     seed = check_seed("seed", seed)
+    _check_config(config)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        return ViT(ENCODER_CONFIG)
+        return ViT(config)
+
+
+def _check_config(config: object) -> ViTConfig:
+    """``config``, a ViTConfig of the chapter's images (48 x 48, 8 x 8 patches) without class token."""
+    if not isinstance(config, ViTConfig):
+        raise TypeError(f"config must be a ViTConfig; got {type(config).__name__}")
+    if config.class_token or config.image_size != ENCODER_CONFIG.image_size:
+        raise ValueError("config must read 48 x 48 images without class token (the pathways carry patches)")
+    if config.patch_size != ENCODER_CONFIG.patch_size:
+        raise ValueError(f"config must have patch_size {ENCODER_CONFIG.patch_size} (the 6 x 6 patch grid)")
+    return config
 
 
 # ------------------------------------------------------------------------------------------ pre-training
@@ -227,6 +265,7 @@ def pretrain_encoder(
     seed: int = 0,
     progress: bool | None = None,
     offsets: Tensor | None = None,
+    config: ViTConfig = ENCODER_CONFIG,
 ) -> PretrainResult:
     """Pre-train the 2D encoder on per-patch colour and shape classification, then freeze it.
 
@@ -241,7 +280,7 @@ def pretrain_encoder(
     learning rate (:func:`neurips26.train.fit`), minibatches drawn as seeded epoch permutations. ``seed``
     fixes the initial weights and the minibatch order; the global RNG is left untouched. The model is
     built on the CPU and moved to ``images.device``. ``progress``: None/True = a bar by the usual rule,
-    False = none.
+    False = none. ``config``: the ViT's sizes (:func:`make_encoder`).
     """
     images = check_images(images)
     frames = images.shape[0]
@@ -251,7 +290,7 @@ def pretrain_encoder(
     shape_labels = _check_labels("shape_labels", shape_labels, frames, num_shapes).to(images.device)
     seed = check_seed("seed", seed)
 
-    vit = make_encoder(seed)
+    vit = make_encoder(seed, config)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(sub_seed(seed, 17, 0))
         model = _SemanticHeads(vit, num_colours, num_shapes)
@@ -330,8 +369,9 @@ class TwoPathwayEncoder(nn.Module):
 
     ``encoder`` is deep-copied (the caller's model is left as it is); every base parameter of the copy is
     frozen and :func:`neurips26.nn.apply_lora` puts rank-``rank`` adapters (scale ``alpha / rank``, B = 0,
-    A seeded ``seed + k``) on ``targets``, which must all lie in blocks ``>= SPLIT_BLOCK`` so that the
-    prefix is shared. Only the adapters' A and B train.
+    A seeded ``seed + k``) on ``targets`` (default :func:`lora_targets` of the encoder's config), which must
+    all lie in blocks ``>= l0 =`` :func:`split_block` (``SPLIT_BLOCK`` = 2 for :data:`ENCODER_CONFIG`) so
+    that the prefix is shared. Only the adapters' A and B train.
     """
 
     def __init__(
@@ -341,18 +381,21 @@ class TwoPathwayEncoder(nn.Module):
         rank: int = LORA_RANK,
         alpha: float = LORA_ALPHA,
         seed: int = 0,
-        targets: Sequence[str] = LORA_TARGETS,
+        targets: Sequence[str] | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(encoder, ViT):
             raise TypeError(f"encoder must be a neurips26.nn.ViT; got {type(encoder).__name__}")
         if encoder.config.class_token:
             raise ValueError("encoder must have no class token (class_token=False): pathways carry patches")
-        if encoder.config.depth <= SPLIT_BLOCK:
-            raise ValueError(f"encoder must have more than SPLIT_BLOCK = {SPLIT_BLOCK} blocks")
+        if encoder.config.depth < 2:
+            raise ValueError("encoder must have at least 2 blocks (a shared prefix and adapted blocks)")
+        split = split_block(encoder.config)
         self.rank = check_int("rank", rank, minimum=1)
         self.alpha = check_float("alpha", alpha, minimum=0.0, strict_min=True)
         check_seed("seed", seed)
+        if targets is None:
+            targets = lora_targets(encoder.config)
         if isinstance(targets, str):
             targets = (targets,)
         targets = tuple(targets)
@@ -363,14 +406,14 @@ class TwoPathwayEncoder(nn.Module):
             wrapped = apply_lora(self.encoder, targets, self.rank, self.alpha, seed=seed)
         except (TypeError, ValueError) as error:
             raise ValueError(f"targets {targets!r} cannot carry adapters: {error}") from error
-        shared = [n for n in wrapped if (_block_index(n) is None or _block_index(n) < SPLIT_BLOCK)]
+        shared = [n for n in wrapped if (_block_index(n) is None or _block_index(n) < split)]
         if shared:
             raise ValueError(
-                f"targets must lie in blocks >= SPLIT_BLOCK = {SPLIT_BLOCK} (the shared prefix has no "
+                f"targets must lie in blocks >= SPLIT_BLOCK = {split} (the shared prefix has no "
                 f"adapters); got {shared}"
             )
         self.lora_names = tuple(wrapped)
-        self.split_block = SPLIT_BLOCK
+        self.split_block = split
 
     @property
     def num_patches(self) -> int:
@@ -461,7 +504,10 @@ __all__ = [
     "PathwayOutput",
     "PretrainResult",
     "TwoPathwayEncoder",
+    "adapted_blocks",
     "check_images",
+    "lora_targets",
     "make_encoder",
     "pretrain_encoder",
+    "split_block",
 ]

@@ -90,7 +90,8 @@ class VLAModel(nn.Module):
         if not isinstance(spec, VariantSpec):
             raise TypeError(f"spec must be a VariantSpec; got {type(spec).__name__}")
         self.spec = spec
-        config = PolicyConfig() if config is None else config
+        # The candidates keep the encoder's width (64 for ENCODER_CONFIG, PolicyConfig's default).
+        config = PolicyConfig(vision_width=encoder.config.width) if config is None else config
         if spec.pathways == "tuned":
             self.vit = copy.deepcopy(encoder)
             for p in self.vit.parameters():
@@ -118,9 +119,10 @@ class VLAModel(nn.Module):
         self.depth_tokens = (
             DepthTokens(config.vision_width, seed=sub_seed(seed, 4)) if spec.pathways == "depth" else None
         )
+        teacher_width = encoder.config.width  # the 3D expert has the encoder's sizes
         self.projector = (
             ResponseProjector(
-                width if spec.distill == "sf" else config.vision_width, 64, seed=sub_seed(seed, 5)
+                width if spec.distill == "sf" else config.vision_width, teacher_width, seed=sub_seed(seed, 5)
             )
             if spec.distill in ("response", "sf")
             else None

@@ -58,12 +58,13 @@ class DepthTeacher(nn.Module):
         return self.head(self.vit(images).tokens)
 
 
-def make_teacher(seed: int) -> DepthTeacher:
-    """A new :class:`DepthTeacher` on the CPU, weights fixed by ``seed``; global RNG untouched."""
+def make_teacher(seed: int, config: ViTConfig = ENCODER_CONFIG) -> DepthTeacher:
+    """A new :class:`DepthTeacher` of ``config`` on the CPU, weights fixed by ``seed``; global RNG
+    untouched."""
     seed = check_seed("seed", seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(sub_seed(seed, 17, 3))
-        return DepthTeacher()
+        return DepthTeacher(config)
 
 
 def _check_teacher(teacher: object) -> ViT:
@@ -135,6 +136,7 @@ def pretrain_teacher(
     lr: float = 3e-3,
     seed: int = 0,
     progress: bool | None = None,
+    config: ViTConfig = ENCODER_CONFIG,
 ) -> TeacherResult:
     """Train the 3D expert to regress per-patch (depth, X, Y, Z), then freeze it.
 
@@ -142,12 +144,13 @@ def pretrain_teacher(
     surface (ignored). Loss: mean squared error over the non-NaN entries. Training as for
     :func:`~neurips26.spark_vla.encoder.pretrain_encoder` (AdamW, warm-up then cosine, seeded epoch
     permutations; ``seed`` fixes weights and order; global RNG untouched); the model is moved to
-    ``images.device``. ``progress``: None/True = a bar by the usual rule, False = none.
+    ``images.device``. ``progress``: None/True = a bar by the usual rule, False = none. ``config``: the
+    ViT's sizes (:func:`make_teacher`).
     """
     images = check_images(images)
     frames = images.shape[0]
     seed = check_seed("seed", seed)
-    model = make_teacher(seed).to(device=images.device, dtype=images.dtype)
+    model = make_teacher(seed, config).to(device=images.device, dtype=images.dtype)
     targets = _check_targets(targets, frames, model.vit.config.num_patches).to(images.device, images.dtype)
 
     def loss_fn(m: nn.Module, rows: Tensor) -> Tensor:

@@ -34,6 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.distributed import unwrap
 from neurips26.flow import euler_sample, uniform_grid
 from neurips26.nn import AdaLNZeroBlock, ConditionedTransformerConfig, MultiHeadAttention, TimestepEmbedding
 from neurips26.nn.embeddings import sinusoidal_embedding
@@ -181,8 +182,9 @@ class ActionHead(nn.Module):
     """``v_θ(a_t, t | context, words, memory)`` over a chunk of normalised actions, and a stop logit.
 
     forward(actions_t (B, H, 3), t (B,), context (B, S, 2, 16), words (B, L) ids, *, memory (B, M, width)
-    or None) → velocity (B, H, 3). :meth:`encode` computes the conditioning once; :meth:`velocity` and
-    :meth:`stop_logit` read it.
+    or None) → velocity (B, H, 3), or ``(velocity, stop logit (B,))`` with ``with_stop=True`` (what
+    :func:`head_loss` needs, in one call of the module). :meth:`encode` computes the conditioning once;
+    :meth:`velocity` and :meth:`stop_logit` read it.
     """
 
     def __init__(self, config: ActionHeadConfig | None = None):
@@ -267,9 +269,18 @@ class ActionHead(nn.Module):
         return self.out(self.out_norm(x))
 
     def forward(
-        self, actions_t: Tensor, t: Tensor, context: Tensor, words: Tensor, *, memory: Tensor | None = None
-    ) -> Tensor:
-        return self.velocity(actions_t, t, self.encode(context, words, memory))
+        self,
+        actions_t: Tensor,
+        t: Tensor,
+        context: Tensor,
+        words: Tensor,
+        *,
+        memory: Tensor | None = None,
+        with_stop: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        encoded = self.encode(context, words, memory)
+        velocity = self.velocity(actions_t, t, encoded)
+        return (velocity, self.stop_from(encoded)) if with_stop else velocity
 
     def stop_logit(self, context: Tensor, words: Tensor, *, memory: Tensor | None = None) -> Tensor:
         """The stop logit (B,) of a batch (module doc)."""
@@ -286,8 +297,18 @@ def _check_model(model: object) -> ActionHead:
     return model
 
 
+def _head_of(model: object) -> ActionHead:
+    """The action head inside ``model``: an :class:`ActionHead` (DDP-wrapped or not), or a module whose
+    ``head`` is one (a baseline policy that computes its own memory)."""
+    core = unwrap(model) if isinstance(model, nn.Module) else model
+    head = getattr(core, "head", None)
+    if not isinstance(core, ActionHead) and isinstance(head, ActionHead):
+        return head
+    return _check_model(core)
+
+
 def head_loss(
-    model: ActionHead,
+    model: nn.Module,
     batch_actions: Tensor,
     stop: Tensor,
     context: Tensor,
@@ -297,16 +318,19 @@ def head_loss(
     memory: Tensor | None = None,
     stop_weight: float = 1.0,
     pos_weight: float = STOP_POS_WEIGHT,
+    **inputs: Tensor,
 ) -> Tensor:
     """``E ‖v_θ(a_t, t) − (ε − a₀)‖² + stop_weight · BCE(stop logit, stop; pos_weight)``.
 
     ``batch_actions`` (B, H, 3) in world units (normalised here by :data:`ACTION_SCALE`: ``a₀``); one
     ``t ~ U(0, 1)`` and one ``ε ~ N(0, I)`` per example from ``generator``; ``stop`` (B,) labels in {0, 1}.
+    ``model`` is an :class:`ActionHead` (or its DDP wrapper, or a module with an action ``head`` whose
+    forward takes the head's arguments plus ``inputs``); it is called once, ``with_stop=True``.
     """
-    model = _check_model(model)
+    head = _head_of(model)
     stop_weight = check_float("stop_weight", stop_weight, minimum=0.0)
     pos_weight = check_float("pos_weight", pos_weight, minimum=0.0, strict_min=True)
-    cfg = model.config
+    cfg = head.config
     if (
         not isinstance(batch_actions, Tensor)
         or batch_actions.dim() != 3
@@ -322,15 +346,14 @@ def head_loss(
         raise ValueError(f"stop must be a tensor of shape ({b},); got {_shape(stop)}")
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
-    encoded = model.encode(context, words, memory)
-    dtype, device = encoded.keys.dtype, encoded.keys.device
+    dtype, device = head.side.dtype, head.side.device  # the conditioning's dtype and device
     x0 = normalise(batch_actions.to(device=device, dtype=dtype))
     t = torch.rand(b, generator=generator, dtype=dtype).to(device)
     eps = torch.randn(x0.shape, generator=generator, dtype=dtype).to(device)
     tt = t[:, None, None]
     x_t = (1 - tt) * x0 + tt * eps  # the linear path
-    flow = F.mse_loss(model.velocity(x_t, t, encoded), eps - x0)  # target u = ε − a₀
-    logit = model.stop_from(encoded)
+    velocity, logit = model(x_t, t, context, words, memory=memory, with_stop=True, **inputs)
+    flow = F.mse_loss(velocity, eps - x0)  # target u = ε − a₀
     bce = F.binary_cross_entropy_with_logits(
         logit, stop.to(device=device, dtype=dtype), pos_weight=logit.new_tensor(pos_weight)
     )

@@ -18,6 +18,10 @@ Ours, written from PCM's idea:
   reference is re-injected.
 - **What the student shares.** Only the generator is distilled; it starts as a copy of the teacher's and
   reads the teacher's frozen Former memory ``h_T`` (the Former runs once per decision, not per step).
+
+The trajectories are solved on the teacher's device (the student's too) and the updates run through
+:func:`neurips26.train.fit`, so under ``torchrun`` the student trains data-parallel; every rank solves the
+same trajectories (the same seed: they are the data, not a loss's noise).
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from neurips26.distributed import unwrap
 from neurips26.flow import euler_sample, uniform_grid
 from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.dataset import Episode, make_batch
 from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.sampler import initial_state, inject
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, fit_recipe
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, device_of, fit_recipe, on_device
 from neurips26.validation import check_float, check_int
 
 
@@ -98,10 +103,12 @@ def teacher_paths(
     """Integrate the teacher from seeded noise for every (episode, decision) row of ``pairs``."""
     gen = teacher.generator
     offsets = gen.config.offsets
+    device = device_of(gen)
     states, refs, words, memories = [], [], [], []
     noise = torch.Generator().manual_seed(seed)
     for start in range(0, len(pairs), batch):
         b = make_batch(episodes, pairs[start : start + batch], offsets, max_history=MAX_HISTORY)
+        b = on_device(b, device)
         reference = b.clip[:, :REFERENCE_CHUNKS]
         memory = teacher.memory(b.history, b.history_mask, b.words)
         z = initial_state(reference, len(offsets), generator=noise)
@@ -136,8 +143,8 @@ def pcm_loss(
     config: DistillConfig,
 ) -> Tensor:
     """The Stage-3 loss (module doc) at trajectories ``rows`` and teacher grid indices ``steps`` (< K)."""
-    grid = torch.tensor(config.grid, dtype=paths.states.dtype)
-    edges = torch.tensor(config.edges, dtype=paths.states.dtype)
+    grid = torch.tensor(config.grid, dtype=paths.states.dtype, device=paths.states.device)
+    edges = torch.tensor(config.edges, dtype=paths.states.dtype, device=paths.states.device)
     t, t_next = grid[steps], grid[steps + 1]
     end = _phase_end(t, edges)
     index_end = torch.searchsorted(-grid, -end - 1e-9)  # the grid index of s_k (grid falls from 1 to 0)
@@ -192,7 +199,7 @@ def distill(
 
     def loss(model: SparseVideoGenerator, batch) -> Tensor:
         with torch.no_grad():  # φ⁻ ← ema φ⁻ + (1 − ema) φ
-            for target, source in zip(ema.parameters(), model.parameters(), strict=True):
+            for target, source in zip(ema.parameters(), unwrap(model).parameters(), strict=True):
                 target.mul_(config.ema).add_(source.detach(), alpha=1 - config.ema)
         rows, steps = batch
         return pcm_loss(model, ema, paths, rows, steps, config)

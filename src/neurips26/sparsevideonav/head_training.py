@@ -13,6 +13,10 @@ language). They read the history through the *same* frozen Former as SparseVideo
 action head of the same size reads the 2 reference chunks plus ``h_T`` — no imagined future — to predict
 the next 8 actions (short horizon) or the next 80 (20 s, the "just lengthen the horizon" probe), trained on
 the expert's actions. Sharing the Former leaves one difference between the agents: the imagined future.
+
+Both train through :func:`neurips26.train.fit` on :func:`~neurips26.train.choose_device` (data-parallel
+under ``torchrun``: the losses call the module, and each rank draws its own flow noise); the imagined set
+is computed on the student's device, the same on every rank.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from neurips26.distributed import rank_seed, world
 from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.action_head import ActionHead, ActionHeadConfig, head_loss
 from neurips26.sparsevideonav.codec import Codec
@@ -33,7 +38,8 @@ from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.pose_estimator import PoseEstimator, relabel
 from neurips26.sparsevideonav.sampler import sample
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, fit_recipe
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, device_of, fit_recipe, on_device
+from neurips26.train import choose_device
 from neurips26.validation import check_choice
 
 LABELS: tuple[str, ...] = ("relabelled", "real")
@@ -95,14 +101,16 @@ def imagined_set(
 ) -> ImaginedSet:
     """Imagine the future of every (episode, decision) row of ``pairs`` and re-label its action chunk."""
     noise = torch.Generator().manual_seed(seed)
+    device = device_of(student)
     parts: list[tuple[Tensor, ...]] = []
     for start in range(0, len(pairs), batch):
         b = make_batch(
             episodes, pairs[start : start + batch], student.config.offsets, max_history=MAX_HISTORY
         )
+        b = on_device(b, device)
         reference = b.clip[:, :REFERENCE_CHUNKS]
         clip = imagine(former, student, reference, b.history, b.history_mask, b.words, generator=noise)
-        labels = relabel(estimator, codec, reference, clip[:, REFERENCE_CHUNKS:])
+        labels = relabel(estimator, codec, reference, clip[:, REFERENCE_CHUNKS:]).to(device)
         parts.append((clip, b.words, labels, b.actions, b.stop))
     width = max(p[1].shape[1] for p in parts)
     words = torch.cat([nn.functional.pad(p[1], (0, width - p[1].shape[1])) for p in parts])
@@ -126,9 +134,9 @@ def train_head(
     """Stage 4: the action head on imagined contexts, with re-labelled (default) or real action chunks."""
     labels = check_choice("labels", labels, LABELS)
     torch.manual_seed(recipe.seed)
-    head = ActionHead(config)
+    head = ActionHead(config).to(choose_device())
     targets = data.relabelled if labels == "relabelled" else data.real
-    noise = torch.Generator().manual_seed(sub_seed(recipe.seed, 145))
+    noise = _noise(sub_seed(recipe.seed, 145))
 
     def batch_at(step: int):
         rows = torch.as_tensor(
@@ -157,6 +165,26 @@ class BCPolicyNet(nn.Module):
         self.former = former
         self.head = head
 
+    def forward(
+        self,
+        actions_t: Tensor,
+        t: Tensor,
+        context: Tensor,
+        words: Tensor,
+        *,
+        history: Tensor,
+        history_mask: Tensor,
+        memory: Tensor | None = None,
+        with_stop: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """The head's output (:class:`ActionHead`) with ``h_T`` from the frozen Former over ``history``
+        (``memory`` must be None: the policy computes its own)."""
+        if memory is not None:
+            raise ValueError("a BCPolicyNet computes its memory from history; memory must be None")
+        with torch.no_grad():
+            memory = self.former(history, history_mask, words)
+        return self.head(actions_t, t, context, words, memory=memory, with_stop=with_stop)
+
 
 def train_bc(
     former: Former,
@@ -174,9 +202,9 @@ def train_bc(
     for p in former.parameters():
         p.requires_grad_(False)
     torch.manual_seed(recipe.seed)
-    net = BCPolicyNet(former, ActionHead(head_config))
+    net = BCPolicyNet(former, ActionHead(head_config)).to(choose_device())
     index = decision_index(episodes)
-    noise = torch.Generator().manual_seed(sub_seed(recipe.seed, 147))
+    noise = _noise(sub_seed(recipe.seed, 147))
     # the clip is not used; any offsets that fit the padded timeline will do
     offsets = (0,)
 
@@ -187,14 +215,17 @@ def train_bc(
         )
 
     def loss(m: BCPolicyNet, b):
-        with torch.no_grad():
-            memory = m.former(b.history, b.history_mask, b.words)
-        return head_loss(
-            m.head, b.actions, b.stop, b.clip[:, :REFERENCE_CHUNKS], b.words, generator=noise, memory=memory
-        )
+        context = b.clip[:, :REFERENCE_CHUNKS]
+        history = {"history": b.history, "history_mask": b.history_mask}
+        return head_loss(m, b.actions, b.stop, context, b.words, generator=noise, **history)
 
     history = _fit(net, loss, batch_at, recipe, f"baseline (horizon {head_config.horizon})", progress)
     return net, history
+
+
+def _noise(seed: int) -> torch.Generator:
+    """A loss's noise generator: ``seed`` in one process, a seed of its own on each rank under torchrun."""
+    return torch.Generator().manual_seed(rank_seed(seed, world().rank))
 
 
 def _fit(model: nn.Module, loss, batch_at, recipe: Recipe, desc: str, progress: bool) -> list[float]:

@@ -39,7 +39,7 @@ from neurips26.sparsevideonav.action_head import ACTION_SCALE
 from neurips26.sparsevideonav.codec import FRAME_SHAPE, LATENT_DIM, TOKENS, Codec
 from neurips26.sparsevideonav.dataset import ACTION_CHUNK, Episode
 from neurips26.sparsevideonav.timeline import CHUNK_FRAMES, REFERENCE_CHUNKS
-from neurips26.train import fit
+from neurips26.train import choose_device, fit
 from neurips26.validation import check_int, check_seed
 
 #: Numbers in one flattened frame.
@@ -130,8 +130,11 @@ class PoseEstimator(nn.Module):
             frames = F.avg_pool2d(frames.permute(0, 3, 1, 2), k).permute(0, 2, 3, 1)
         return frames.reshape(frames.shape[0], -1)
 
-    def forward(self, frames_a: Tensor, frames_b: Tensor) -> Tensor:
-        return self.normalised(frames_a, frames_b) * self.scale.to(self.out.weight.dtype)
+    def forward(self, frames_a: Tensor, frames_b: Tensor, *, normalised: bool = False) -> Tensor:
+        """The delta (B, 3) in world units, or in units of ACTION_SCALE with ``normalised`` (the loss's
+        form, through the module's forward as DDP needs)."""
+        delta = self.normalised(frames_a, frames_b)
+        return delta if normalised else delta * self.scale.to(self.out.weight.dtype)
 
 
 def _check_inputs(episodes: object, codec: object) -> list[Episode]:
@@ -203,8 +206,9 @@ def train_pose_estimator(
 
     Pairs come from :func:`pairs_from_episodes` (``rows`` of them; None = every padded frame once); each
     step draws ``batch`` of them with a generator seeded by ``seed``; the loss is the MSE between the
-    normalised prediction and the normalised target. Weights are initialised under ``seed``. Returns the
-    model (eval mode) and the per-step losses.
+    normalised prediction and the normalised target. Weights are initialised under ``seed``; the model
+    trains on :func:`~neurips26.train.choose_device` (data-parallel under ``torchrun``: the loss calls the
+    module). Returns the model (eval mode) and the per-step losses.
     """
     episodes = _check_inputs(episodes, codec)
     steps = check_int("steps", steps, minimum=1)
@@ -215,7 +219,7 @@ def train_pose_estimator(
     pairs = pairs_from_episodes(episodes, codec, rows=rows, seed=seed)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
-        model = PoseEstimator(config)
+        model = PoseEstimator(config).to(choose_device())
     frames_a = torch.as_tensor(pairs.frames_a)
     frames_b = torch.as_tensor(pairs.frames_b)
     targets = torch.as_tensor(pairs.targets) / torch.tensor(ACTION_SCALE)
@@ -226,7 +230,7 @@ def train_pose_estimator(
         return frames_a[pick], frames_b[pick], targets[pick]
 
     def loss_fn(m: PoseEstimator, b: tuple[Tensor, Tensor, Tensor]) -> Tensor:
-        return F.mse_loss(m.normalised(b[0], b[1]), b[2])
+        return F.mse_loss(m(b[0], b[1], normalised=True), b[2])
 
     history = fit(
         model, loss_fn, batches, steps=steps, seed=seed, lr=lr, progress=progress, desc="pose estimator"

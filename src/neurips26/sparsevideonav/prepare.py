@@ -16,13 +16,37 @@ the user cache. The chain follows the paper's stages:
    intervals 1 and 5, 10 % and 35 % of the data, slot positions), each trained alike.
 
 A checkpoint is fresh when its recorded metrics are re-measured within 5 % (another CPU moves low bits).
+
+``--scale paper`` trains the same eighteen models into the user cache, on the device
+:func:`~neurips26.train.choose_device` picks (``python -m torch.distributed.run --nproc_per_node=N -m
+neurips26.sparsevideonav.prepare --scale paper`` trains data-parallel: every loss calls its module, each
+rank draws its own flow noise, rank 0 builds the demonstrations while the others wait). The paper
+fine-tunes Wan2.1-T2V-1.3B (a 30-layer DiT of width 1536 with Wan's VAE) on about 13,000 real trajectories
+(~140 h of video), distils its 50 steps into 4 with PCM and trains on 32 H200s; none of that exists
+offline. Our ``paper`` keeps the procedural maze and the PCA codec (a 32 × 16 view in 2 × 16 latents per
+second, which bounds what a larger network can learn) and takes the paper's trajectory count: 13,000
+demonstrations in 3,250 mazes (built in processes, one per core), the codec fitted on 200 mazes; a
+generator of 8 blocks at width 256 with 8 heads (12.2 M parameters; 15.4 M with its history layers) and a
+Former of width 256 (5.2 M); Stage-1 ablations at width 128 (3.1 M); an action head of width 256 with 2
+context and 3 DiT layers (7.3 M) and a pose estimator of hidden width 512. Every recipe runs at batch 256:
+20,000 updates for Stages 0 and 2, the pose estimator, the heads and the baselines; 30,000 for Stage 1
+(and its from-scratch twin) and each ablation; 10,000 distillation updates on 8,192 teacher trajectories;
+the imagined set holds 32,768 decisions and the pose estimator sees 262,144 pairs. About 480,000 small
+updates in all, each building its batch in Python on the host: roughly 1.5–2.5 hours on one H100 (an
+estimate; it has not been run). The teacher trajectories, the imagined set and the validation metrics are
+computed in one process per rank (the same on every rank). ``--trial`` runs that plan for one update of 2
+examples per model on three mazes (:func:`trial_caps`).
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -30,12 +54,14 @@ import numpy as np
 import torch
 
 import neurips26
+from neurips26 import distributed
 from neurips26.cache import cached
 from neurips26.checkpoint_files import (
     FORMAT,
     ModelRow,
     Registry,
     Sidecar,
+    committed_form,
     config_hash,
     half_state,
     load_half_state,
@@ -43,7 +69,7 @@ from neurips26.checkpoint_files import (
     source_fingerprint,
     weights_hash,
 )
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
 from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.action_head import ActionHead, ActionHeadConfig, head_loss
 from neurips26.sparsevideonav.codec import Codec, fit_codec
@@ -60,8 +86,18 @@ from neurips26.sparsevideonav.pose_estimator import (
     train_pose_estimator,
 )
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS, continuous_offsets, interval_offsets
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, train_history, train_i2v, train_t2v
+from neurips26.sparsevideonav.train import (
+    MAX_HISTORY,
+    Recipe,
+    Stage2,
+    device_of,
+    on_device,
+    train_history,
+    train_i2v,
+    train_t2v,
+)
 from neurips26.sparsevideonav.world import NavWorld, Pose
+from neurips26.train import choose_device, torch_threads
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 PKG = "neurips26.sparsevideonav"
@@ -119,7 +155,15 @@ NAMES = tuple(r.name for r in MODELS)
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything the scale sets: data, sizes, recipes."""
+    """Everything the scale sets: data, sizes, recipes.
+
+    The fields after ``arm`` came with the ``paper`` scale: ``heads`` (the generator's attention heads;
+    None: 2 below width 32, else 4), ``pose_rows`` (the pose estimator's training pairs; None: every pair),
+    ``val_worlds`` and ``val_decisions`` (the validation mazes and decisions the metrics use; smoke keeps one
+    maze) and ``workers`` (processes that generate the demonstrations; 0: one per core; never hashed: the
+    data do not depend on it). A plan's hash leaves each of them out while it holds its committed value
+    (:func:`hashed_plan`), so the default and smoke checkpoints stay fresh.
+    """
 
     train_worlds: int
     per_kind: int
@@ -140,6 +184,60 @@ class Plan:
     head_decisions: int
     bc: Recipe
     arm: Recipe
+    heads: int | None = None
+    pose_rows: int | None = None
+    val_worlds: int = len(VAL_WORLDS)
+    val_decisions: int = VAL_DECISIONS
+    workers: int = 1
+
+
+#: The value each field added with the ``paper`` scale held before it existed (left out of the hash).
+COMMITTED = {"heads": None, "pose_rows": None, "val_worlds": len(VAL_WORLDS), "val_decisions": VAL_DECISIONS}
+
+#: The ``paper`` scale's batch (every recipe): the survey's 256 decisions per update.
+PAPER_BATCH = 256
+
+
+def hashed_plan(p: Plan) -> dict[str, Any]:
+    """The plan as :func:`expected_hash` hashes it: without ``workers``, without the added fields at their
+    committed values (:data:`COMMITTED`) and without a recipe's ``warmup`` while it is None."""
+    form = committed_form(p, COMMITTED)
+    form.pop("workers")
+    for value in form.values():
+        if isinstance(value, dict) and value.get("__class__") == "Recipe" and value.get("warmup") is None:
+            del value["warmup"]
+    return form
+
+
+def trial_caps(p: Plan) -> Plan:
+    """The plan of a trial run (:func:`~neurips26.scales.trial_run`): the scale's networks, but the smoke
+    data (3 mazes, one demonstration per kind), one update of 2 examples per recipe without warm-up, 2
+    teacher trajectories of 4 Euler steps, 2 imagined decisions, 16 pose pairs, and 1 validation maze with 2
+    decisions, in one process."""
+
+    def once(r: Recipe) -> Recipe:
+        return replace(r, steps=1, batch=2, warmup=0)
+
+    return replace(
+        p,
+        train_worlds=3,
+        per_kind=1,
+        codec_worlds=3,
+        s0=once(p.s0),
+        s1=once(p.s1),
+        s2=once(p.s2),
+        s3=once(p.s3),
+        distill=replace(p.distill, trajectories=2, teacher_steps=p.distill.phases),
+        pose_recipe=once(p.pose_recipe),
+        head_recipe=once(p.head_recipe),
+        head_decisions=2,
+        bc=once(p.bc),
+        arm=once(p.arm),
+        pose_rows=16,
+        val_worlds=1,
+        val_decisions=2,
+        workers=1,
+    )
 
 
 def plan(scale: str) -> Plan:
@@ -188,7 +286,34 @@ def plan(scale: str) -> Plan:
         bc=tiny,
         arm=tiny,
     )
-    return pick(scale, smoke=smoke, default=default)
+    wide = Recipe(steps=20_000, batch=PAPER_BATCH, lr=3e-4)
+    paper = replace(
+        default,
+        train_worlds=3250,
+        per_kind=2,
+        codec_worlds=200,
+        width=256,
+        depth=8,
+        heads=8,
+        arm_width=128,
+        former=FormerConfig(width=256, heads=8),
+        head=ActionHeadConfig(width=256, heads=8, context_layers=2, dit_layers=3),
+        pose=PoseEstimatorConfig(hidden=512),
+        s0=wide,
+        s1=replace(wide, steps=30_000),
+        s2=wide,
+        s3=replace(wide, steps=10_000, lr=1e-4),
+        distill=DistillConfig(trajectories=8192),
+        pose_recipe=Recipe(steps=20_000, batch=PAPER_BATCH),
+        head_recipe=wide,
+        head_decisions=32_768,
+        bc=wide,
+        arm=replace(wide, steps=30_000),
+        pose_rows=262_144,
+        workers=0,
+    )
+    chosen = pick(scale, smoke=smoke, default=default, paper=paper)
+    return trial_caps(chosen) if trial_run() else chosen
 
 
 def generator_config(scale: str, name: str = "stage1") -> GeneratorConfig:
@@ -196,7 +321,8 @@ def generator_config(scale: str, name: str = "stage1") -> GeneratorConfig:
     if name.startswith("arm-"):
         extra = {k: v for k, v in ARMS[name].items() if k != "data"}
         return GeneratorConfig(width=p.arm_width, heads=2 if p.arm_width < 32 else 4, depth=p.depth, **extra)
-    return GeneratorConfig(width=p.width, heads=2 if p.width < 32 else 4, depth=p.depth)
+    heads = (2 if p.width < 32 else 4) if p.heads is None else p.heads
+    return GeneratorConfig(width=p.width, heads=heads, depth=p.depth)
 
 
 def bc_head_config(scale: str, horizon: int) -> ActionHeadConfig:
@@ -226,23 +352,56 @@ def train_worlds(scale: str, fraction: float = 1.0) -> list[int]:
     return list(range(max(1, round(n * fraction))))
 
 
-#: The demonstrations' frame cap: 60 s, or 10 s at smoke (CI runs every notebook cold there).
+#: The demonstrations' frame cap: 60 s, or 10 s at smoke (CI runs every notebook cold there) and in a trial.
 def demo_frames(scale: str) -> int:
-    return pick(scale, smoke=40, default=240)
+    return 40 if trial_run() else pick(scale, smoke=40, default=240, paper=240)
 
 
-def _demonstrations(worlds: list[int], per_kind: int, progress: bool, max_frames: int = 240):
-    out = []
-    for seed in range(per_kind):
-        out.extend(demonstrations(worlds, seed=seed, progress=progress, max_frames=max_frames))
-    return out
+def _demonstrations(
+    worlds: list[int],
+    per_kind: int,
+    progress: bool,
+    max_frames: int = 240,
+    workers: int = 1,
+    codec: Codec | None = None,
+) -> list[Any]:
+    """The expert demonstrations of ``worlds``, ``per_kind`` seeds (seeds outer), encoded as episodes when
+    ``codec`` is given. ``workers`` > 1 (0: one per CPU core, shared among torchrun's ranks) spreads the
+    mazes over spawned processes; every demonstration depends only on its (seed, maze, kind), so the list is
+    the same."""
+    if workers == 0:
+        workers = max(1, (os.cpu_count() or 1) // distributed.world().size)
+    if workers == 1:
+        out = []
+        for seed in range(per_kind):
+            runs = demonstrations(worlds, seed=seed, progress=progress, max_frames=max_frames)
+            out.extend(runs if codec is None else [episode(t, codec) for t in runs])
+        return out
+    size = max(1, -(-len(worlds) // (4 * workers)))
+    chunks = [worlds[i : i + size] for i in range(0, len(worlds), size)]
+    seeds = [seed for seed in range(per_kind) for _ in chunks]
+    job = partial(_demonstration_job, max_frames=max_frames, codec=codec)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(seeds)), mp_context=context) as pool:
+        parts = pool.map(job, chunks * per_kind, seeds)
+        return [item for part in parts for item in part]
+
+
+def _demonstration_job(worlds: list[int], seed: int, max_frames: int, codec: Codec | None) -> list[Any]:
+    """One process's share of :func:`_demonstrations`."""
+    runs = demonstrations(worlds, seed=seed, max_frames=max_frames)
+    return runs if codec is None else [episode(t, codec) for t in runs]
 
 
 def episodes(split: str, scale: str, codec: Codec | None = None, *, verbose: bool = True) -> list[Episode]:
     """The latent episodes of ``split`` ("train" or "val") encoded with the shipped codec."""
     codec = pretrained("codec", scale, verbose=verbose)[0] if codec is None else codec
     p = plan(scale)
-    worlds = train_worlds(scale) if split == "train" else list(VAL_WORLDS[: 1 if scale == "smoke" else None])
+    worlds = (
+        train_worlds(scale)
+        if split == "train"
+        else list(VAL_WORLDS[: 1 if scale == "smoke" else p.val_worlds])
+    )
     per_kind = p.per_kind if split == "train" else 1
     key = {
         "split": split,
@@ -256,15 +415,22 @@ def episodes(split: str, scale: str, codec: Codec | None = None, *, verbose: boo
         key["max_frames"] = frames
 
     def compute() -> list[Episode]:
-        return [episode(t, codec) for t in _demonstrations(worlds, per_kind, verbose, frames)]
+        return _demonstrations(worlds, per_kind, verbose, frames, p.workers, codec)
 
-    return cached("svn-episodes", key, compute, verbose=verbose)
+    me = distributed.world()
+    if not me.distributed:
+        return cached("svn-episodes", key, compute, verbose=verbose)
+    # under torchrun rank 0 builds the episodes while the others wait, then they read its cache entry
+    distributed.init()
+    built = cached("svn-episodes", key, compute, verbose=verbose) if me.rank == 0 else None
+    distributed.barrier()
+    return built if built is not None else cached("svn-episodes", key, compute, verbose=False)
 
 
 def val_batch(scale: str, offsets, *, action_length: int = 8):
-    """The fixed validation decisions (VAL_DECISIONS of them, seeded) as a batch for ``offsets``."""
+    """The fixed validation decisions (the plan's ``val_decisions``, seeded) as a batch for ``offsets``."""
     eps = episodes("val", scale, verbose=False)
-    pairs = sample_pairs(decision_index(eps), VAL_DECISIONS, seed=7)
+    pairs = sample_pairs(decision_index(eps), plan(scale).val_decisions, seed=7)
     return eps, pairs, make_batch(eps, pairs, offsets, action_length=action_length, max_history=MAX_HISTORY)
 
 
@@ -277,7 +443,7 @@ BASELINES = ("short-bc", "long-bc")
 def expected_hash(name: str, scale: str) -> str:
     spec = {
         "name": name,
-        "plan": plan(scale),
+        "plan": hashed_plan(plan(scale)),
         "generator": generator_config(scale, name),
         "data": data_fraction(name),
         "val": (VAL_WORLDS, VAL_DECISIONS),
@@ -357,16 +523,29 @@ def _codec_frames() -> np.ndarray:
     return np.stack(frames)
 
 
+def _threads(scale: str):
+    """The intra-op threads of training and measuring: one at smoke and default (the shipped checkpoints
+    were trained so), as set at ``paper`` (restored afterwards either way)."""
+    return torch_threads(None if scale == "paper" else 1)
+
+
+def _memory(former: Former, b, device: torch.device) -> torch.Tensor:
+    """``h_T`` of batch ``b``, computed where ``former`` lives and handed over on ``device``."""
+    h = on_device(b, device_of(former))
+    return former(h.history, h.history_mask, h.words).to(device)
+
+
 def _flow_val(model: SparseVideoGenerator, scale: str, former: Former | None = None) -> float:
     _, _, b = val_batch(scale, model.config.offsets)
+    b = on_device(b, device_of(model))
     g = torch.Generator().manual_seed(11)
     with torch.no_grad():
-        memory = former(b.history, b.history_mask, b.words) if former is not None else None
+        memory = _memory(former, b, b.clip.device) if former is not None else None
         return float(flow_loss(model, b.clip, b.words, generator=g, memory=memory))
 
 
 def _head_val(model: ActionHead, scale: str, labels: str) -> float:
-    data = _val_imagined(scale)
+    data = on_device(_val_imagined(scale), device_of(model))
     g = torch.Generator().manual_seed(12)
     targets = data.relabelled if labels == "relabelled" else data.real
     with torch.no_grad():
@@ -383,8 +562,13 @@ def _val_imagined(scale: str):
 
 
 def measure(name: str, scale: str, model: Any) -> dict[str, float]:
-    """The metrics recorded in a sidecar, re-measured on the fixed validation decisions."""
-    torch.set_num_threads(1)
+    """The metrics recorded in a sidecar, re-measured on the fixed validation decisions (on the model's
+    device)."""
+    with _threads(scale):
+        return _measure(name, scale, model)
+
+
+def _measure(name: str, scale: str, model: Any) -> dict[str, float]:
     if name == "codec":
         frames = _codec_frames()
         return {"reconstruction_mse": float(np.mean((model.reconstruct(frames) - frames) ** 2))}
@@ -403,9 +587,10 @@ def measure(name: str, scale: str, model: Any) -> dict[str, float]:
         return {"val_loss": _head_val(model, scale, "relabelled" if name == "head" else "real")}
     if name in BASELINES:
         _, _, b = val_batch(scale, (0,), action_length=model.head.config.horizon)
+        b = on_device(b, device_of(model.head))
         g = torch.Generator().manual_seed(14)
         with torch.no_grad():
-            memory = model.former(b.history, b.history_mask, b.words)
+            memory = _memory(model.former, b, b.clip.device)
             loss = head_loss(
                 model.head, b.actions, b.stop, b.clip[:, :2], b.words, generator=g, memory=memory
             )
@@ -422,11 +607,20 @@ def _curve(losses: list[float]) -> list[float]:
 
 def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, list[float]]]:
     """The trained model of ``name`` (float32) and its loss curves."""
-    torch.set_num_threads(1)
+    with _threads(scale):
+        return _trained(name, scale, verbose)
+
+
+def _on_device(model: Any) -> Any:
+    """A parent model (loaded on the CPU) moved to the training device."""
+    return model.to(choose_device())
+
+
+def _trained(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, list[float]]]:
     p = plan(scale)
     if name == "codec":
         worlds = train_worlds(scale)[: p.codec_worlds]
-        frames = [t.frames for t in _demonstrations(worlds, 1, verbose, demo_frames(scale))]
+        frames = [t.frames for t in _demonstrations(worlds, 1, verbose, demo_frames(scale), p.workers)]
         codec = _codec_from(_codec_state(fit_codec(frames, seed=0)))  # float16-rounded before any use
         return codec, {}
     train = episodes("train", scale, verbose=verbose)
@@ -446,7 +640,7 @@ def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, l
         model, c = train_history(stage1, p.former, train, p.s2, progress=verbose)
         return model, {"loss": _curve(c)}
     if name == "student":
-        teacher = pretrained("stage2", scale, verbose=verbose)[0]
+        teacher = _on_device(pretrained("stage2", scale, verbose=verbose)[0])
         pairs = sample_pairs(decision_index(train), p.distill.trajectories, seed=sub_seed(p.s3.seed, 15))
         model, c = distill(teacher, train, pairs, p.distill, p.s3, progress=verbose)
         return model, {"loss": _curve(c)}
@@ -458,14 +652,15 @@ def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, l
             steps=p.pose_recipe.steps,
             batch=p.pose_recipe.batch,
             seed=0,
+            rows=p.pose_rows,
             config=p.pose,
             progress=verbose,
         )
         return model, {"loss": _curve(c)}
     if name in ("head", "head-real"):
-        stage2 = pretrained("stage2", scale, verbose=verbose)[0]
-        student = pretrained("student", scale, verbose=verbose)[0]
-        estimator = pretrained("pose", scale, verbose=verbose)[0]
+        stage2 = _on_device(pretrained("stage2", scale, verbose=verbose)[0])
+        student = _on_device(pretrained("student", scale, verbose=verbose)[0])
+        estimator = _on_device(pretrained("pose", scale, verbose=verbose)[0])
         codec = pretrained("codec", scale, verbose=verbose)[0]
         pairs = sample_pairs(decision_index(train), p.head_decisions, seed=16)
         data = imagined_set(stage2.former, student, estimator, codec, train, pairs, seed=17)
@@ -517,9 +712,21 @@ REGISTRY = Registry(
 )
 
 
+_KEPT: dict[tuple[str, str, str], tuple[Any, SvnMeta]] = {}
+
+
 def pretrained(name: str, scale: str = "default", *, verbose: bool = True) -> tuple[Any, SvnMeta]:
-    """Model ``name``: the fresh checkpoint, else trained exactly as ``prepare`` would."""
-    return REGISTRY.pretrained(name, scale, verbose=verbose)
+    """Model ``name``: the fresh checkpoint, else trained exactly as ``prepare`` would.
+
+    At ``paper`` a model is kept in memory once loaded (by its configuration hash): the chain asks for its
+    parents dozens of times, and building and measuring a paper-sized model takes seconds. The models are
+    frozen; a caller that moves one to the training device moves it for the others too."""
+    if scale != "paper":
+        return REGISTRY.pretrained(name, scale, verbose=verbose)
+    key = (name, scale, expected_hash(name, scale))
+    if key not in _KEPT:
+        _KEPT[key] = REGISTRY.pretrained(name, scale, verbose=verbose)
+    return _KEPT[key]
 
 
 def prepare(

@@ -11,23 +11,30 @@
   ``L₂ = E ‖u_θ(x_t, l, c_T, h_T, t) − (ε − x₀)‖²``.
 
 Each update draws ``batch`` decisions uniformly from the episodes (seeded by the update's index) and
-runs :func:`neurips26.train.fit` (AdamW, warm-up, cosine decay, gradient clipping).
+runs :func:`neurips26.train.fit` (AdamW, warm-up, cosine decay, gradient clipping) on the device
+:func:`~neurips26.train.choose_device` picks; under ``torchrun`` it trains data-parallel (each loss calls the
+module, :class:`Stage2` included, and each rank draws its own flow noise: rank 0 keeps the seed).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import nn
 
+from neurips26.distributed import rank_seed, world
 from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.dataset import Episode, decision_index, make_batch, sample_pairs
 from neurips26.sparsevideonav.former import Former, FormerConfig
 from neurips26.sparsevideonav.generator import GeneratorConfig, SparseVideoGenerator, flow_loss, load_stage
-from neurips26.train import fit
+from neurips26.train import choose_device, fit
 from neurips26.validation import check_float, check_int
+
+BatchT = TypeVar("BatchT")
 
 #: History chunks a training example keeps at most (the longest demonstration has about 62).
 MAX_HISTORY = 64
@@ -35,18 +42,27 @@ MAX_HISTORY = 64
 
 @dataclass(frozen=True)
 class Recipe:
-    """steps, batch, lr, seed of one training run."""
+    """steps, batch, lr, seed of one training run; warmup: its warm-up updates (None: 5 % of the steps, at
+    least one; the field came with the ``paper`` scale, so a plan's hash leaves it out while it is None)."""
 
     steps: int = 2000
     batch: int = 64
     lr: float = 1e-3
     seed: int = 0
+    warmup: int | None = None
 
     def __post_init__(self) -> None:
         check_int("steps", self.steps, minimum=1)
         check_int("batch", self.batch, minimum=1)
         check_float("lr", self.lr, minimum=0.0, strict_min=True)
         check_int("seed", self.seed, minimum=0)
+        if self.warmup is not None:
+            check_int("warmup", self.warmup, minimum=0, maximum=self.steps)
+
+    @property
+    def warmup_steps(self) -> int:
+        """The warm-up updates :func:`fit_recipe` uses."""
+        return max(1, self.steps // 20) if self.warmup is None else self.warmup
 
 
 class Stage2(nn.Module):
@@ -61,6 +77,40 @@ class Stage2(nn.Module):
 
     def memory(self, history: torch.Tensor, history_mask: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
         return self.former(history, history_mask, words)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        t: torch.Tensor,
+        words: torch.Tensor,
+        *,
+        memory: torch.Tensor | None = None,
+        history: torch.Tensor | None = None,
+        history_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """The generator's velocity with ``h_T`` from the Former (``history``, ``history_mask``), or the
+        given ``memory``: :func:`~.generator.flow_loss` calls the pair as one module (what DDP needs)."""
+        if memory is None:
+            if history is None or history_mask is None:
+                raise ValueError("Stage2 needs memory, or history and history_mask for its Former")
+            memory = self.memory(history, history_mask, words)
+        return self.generator(x, t, words, memory=memory)
+
+
+def on_device(batch: BatchT, device: torch.device) -> BatchT:
+    """``batch`` (a :class:`~.dataset.Batch` or another dataclass of tensors) with its tensors on ``device``
+    (the numpy fields stay)."""
+    moved = {
+        f.name: getattr(batch, f.name).to(device)
+        for f in dataclasses.fields(batch)
+        if isinstance(getattr(batch, f.name), torch.Tensor)
+    }
+    return dataclasses.replace(batch, **moved)
+
+
+def device_of(model: nn.Module) -> torch.device:
+    """Where ``model``'s parameters live."""
+    return next(model.parameters()).device
 
 
 def _fit(
@@ -89,9 +139,9 @@ def fit_recipe(
     progress: bool = False,
     freeze: bool = False,
 ) -> list[float]:
-    """Every training run of the chapter: :func:`neurips26.train.fit` with ``recipe``'s steps, learning rate
-    and seed, a 5 % warm-up and weight decay 0.01; the model is left in eval mode (and frozen with
-    ``freeze``). Returns the loss of every update."""
+    """Every training run of the chapter: :func:`neurips26.train.fit` with ``recipe``'s steps, learning rate,
+    seed and warm-up (5 % of the steps unless set), and weight decay 0.01; the model is left in eval mode (and
+    frozen with ``freeze``). Returns the loss of every update."""
     history = fit(
         model,
         loss,
@@ -99,7 +149,7 @@ def fit_recipe(
         steps=recipe.steps,
         seed=recipe.seed,
         lr=recipe.lr,
-        warmup=max(1, recipe.steps // 20),
+        warmup=recipe.warmup_steps,
         weight_decay=0.01,
         progress=progress,
         desc=desc,
@@ -112,7 +162,8 @@ def fit_recipe(
 
 
 def _seeded(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+    """The loss's noise generator: ``seed`` in one process, a seed of its own on each rank under torchrun."""
+    return torch.Generator().manual_seed(rank_seed(seed, world().rank))
 
 
 def train_t2v(
@@ -120,7 +171,7 @@ def train_t2v(
 ) -> tuple[SparseVideoGenerator, list[float]]:
     """Stage 0: every slot noised and trained from the words alone (a dense config is expected)."""
     torch.manual_seed(recipe.seed)
-    model = SparseVideoGenerator(config)
+    model = SparseVideoGenerator(config).to(choose_device())
     noise = _seeded(sub_seed(recipe.seed, 140))
 
     def loss(m, b):
@@ -141,7 +192,7 @@ def train_i2v(
     if config.history != "none":
         raise ValueError(f"config.history must be 'none' for Stage 1; got {config.history!r}")
     torch.manual_seed(recipe.seed)
-    model = SparseVideoGenerator(config)
+    model = SparseVideoGenerator(config).to(choose_device())
     if init is not None:
         load_stage(model, init)
     noise = _seeded(sub_seed(recipe.seed, 141))
@@ -169,14 +220,23 @@ def train_history(
         raise ValueError("former_config must give h_T the generator's memory_tokens and width")
     generator = SparseVideoGenerator(config)
     load_stage(generator, stage1)
-    model = Stage2(generator, Former(former_config))
+    model = Stage2(generator, Former(former_config)).to(choose_device())
     noise = _seeded(sub_seed(recipe.seed, 142))
 
     def loss(m: Stage2, b):
-        memory = m.memory(b.history, b.history_mask, b.words)
-        return flow_loss(m.generator, b.clip, b.words, generator=noise, memory=memory)
+        return flow_loss(m, b.clip, b.words, generator=noise, history=b.history, history_mask=b.history_mask)
 
     return model, _fit(model, loss, episodes, config.offsets, recipe, "stage 2 (history)", progress)
 
 
-__all__ = ["MAX_HISTORY", "Recipe", "Stage2", "fit_recipe", "train_history", "train_i2v", "train_t2v"]
+__all__ = [
+    "MAX_HISTORY",
+    "Recipe",
+    "Stage2",
+    "device_of",
+    "fit_recipe",
+    "on_device",
+    "train_history",
+    "train_i2v",
+    "train_t2v",
+]

@@ -3,18 +3,23 @@
 A scene contributes its four base azimuths (one offset and lens per scene), so every view has the
 partner 90° and 180° further round that the rotation tasks show beside it. Train and evaluation scenes
 come from disjoint seed ranges. The set is cached by its configuration and by the source of the modules
-that draw, cull, label and render it.
+that draw, cull, label and render it. A scene takes about 0.1 s on one core, so the ``paper`` scale's
+17,000 training scenes are rendered in processes (``workers``; the views are the same either way).
 """
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from neurips26.cache import cached
 from neurips26.checkpoint_files import source_fingerprint
-from neurips26.scales import pick
+from neurips26.scales import pick, trial_run
 from neurips26.spatial_iq.render import render_view
 from neurips26.spatial_iq.scenes import StackScene, sample_scene
 from neurips26.spatial_iq.tasks import NUMERIC, ViewLabels, view_labels
@@ -30,6 +35,11 @@ SPLITS = ("train", "eval")
 SPLIT_SEED = {"train": 0, "eval": 3_000_000}
 #: Views per scene (the four base azimuths).
 VIEWS_PER_SCENE = 4
+#: Scenes per split at the ``paper`` scale: 68,000 training and 3,000 evaluation views, the sizes of the
+#: paper's training and evaluation sets.
+PAPER_SCENES = {"train": 17_000, "eval": 750}
+#: Scenes per split in a trial run (:func:`neurips26.scales.trial_run`), at every scale.
+TRIAL_SCENES = {"train": 8, "eval": 4}
 
 
 @dataclass(frozen=True, eq=False)
@@ -82,18 +92,42 @@ def truth_sheet(labels: list[ViewLabels]) -> dict[str, np.ndarray]:
     return sheet
 
 
-def build(seeds: range | list[int], size: int = 48) -> ViewSet:
-    """Draw, label and render the scenes of ``seeds`` (four views each)."""
-    scenes = [sample_scene(int(s)) for s in seeds]
-    labels, images, scene_index, ks = [], [], [], []
-    for i, scene in enumerate(scenes):
-        for k in range(VIEWS_PER_SCENE):
-            view = scene.view(k)
-            labels.append(view_labels(scene, view))
-            images.append(render_view(scene, view, size).rgb)
-            scene_index.append(i)
-            ks.append(k)
-    scene_index_a, k_a = np.array(scene_index), np.array(ks)
+def _scene_views(seed: int, size: int) -> tuple[StackScene, list[ViewLabels], list[np.ndarray]]:
+    """One scene of ``seed``: the scene, and its four views' labels and images."""
+    scene = sample_scene(int(seed))
+    labels, images = [], []
+    for k in range(VIEWS_PER_SCENE):
+        view = scene.view(k)
+        labels.append(view_labels(scene, view))
+        images.append(render_view(scene, view, size).rgb)
+    return scene, labels, images
+
+
+def _scenes_in_processes(
+    seeds: list[int], size: int, workers: int
+) -> list[tuple[StackScene, list[ViewLabels], list[np.ndarray]]]:
+    """:func:`_scene_views` of every seed, in ``workers`` spawned processes, in seed order (a spawned process
+    shares no thread pool or CUDA context with the caller, so this is safe after ``torch`` has run)."""
+    context = multiprocessing.get_context("spawn")
+    render = functools.partial(_scene_views, size=size)
+    with ProcessPoolExecutor(max_workers=min(workers, len(seeds)), mp_context=context) as pool:
+        return list(pool.map(render, seeds, chunksize=max(1, len(seeds) // (8 * workers))))
+
+
+def build(seeds: range | list[int], size: int = 48, *, workers: int = 1) -> ViewSet:
+    """Draw, label and render the scenes of ``seeds`` (four views each); ``workers > 1`` renders them in that
+    many processes (0: one per CPU core), with the same result."""
+    workers = check_int("workers", workers, minimum=0)
+    seeds = [int(s) for s in seeds]
+    if workers == 1 or len(seeds) < 2:
+        drawn = [_scene_views(s, size) for s in seeds]
+    else:
+        drawn = _scenes_in_processes(seeds, size, workers or os.cpu_count() or 1)
+    scenes = [scene for scene, _, _ in drawn]
+    labels = [lab for _, scene_labels, _ in drawn for lab in scene_labels]
+    images = [rgb for _, _, scene_images in drawn for rgb in scene_images]
+    scene_index_a = np.repeat(np.arange(len(scenes)), VIEWS_PER_SCENE)
+    k_a = np.tile(np.arange(VIEWS_PER_SCENE), len(scenes))
     base = scene_index_a * VIEWS_PER_SCENE
     partner = {
         "T2a": base + (k_a + 1) % VIEWS_PER_SCENE,
@@ -111,24 +145,45 @@ def build(seeds: range | list[int], size: int = 48) -> ViewSet:
 
 
 def scene_count(split: str, scale: str) -> int:
-    """Scenes per split: 1,500 train / 250 eval by default (6,000 / 1,000 views); 60 / 20 at smoke."""
+    """Scenes per split: 1,500 train / 250 eval by default (6,000 / 1,000 views); 60 / 20 at smoke;
+    :data:`PAPER_SCENES` at paper; :data:`TRIAL_SCENES` in a trial run."""
     split = check_choice("split", split, SPLITS)
-    return pick(scale, smoke={"train": 60, "eval": 20}[split], default={"train": 1500, "eval": 250}[split])
+    if trial_run():
+        return TRIAL_SCENES[split]
+    return pick(
+        scale,
+        smoke={"train": 60, "eval": 20}[split],
+        default={"train": 1500, "eval": 250}[split],
+        paper=PAPER_SCENES[split],
+    )
 
 
-def views(split: str, scale: str = "default", *, scenes: int | None = None, verbose: bool = True) -> ViewSet:
-    """The cached views of ``split`` at ``scale`` (or of the first ``scenes`` scenes of the split)."""
+def views(
+    split: str,
+    scale: str = "default",
+    *,
+    scenes: int | None = None,
+    verbose: bool = True,
+    workers: int | None = None,
+) -> ViewSet:
+    """The cached views of ``split`` at ``scale`` (or of the first ``scenes`` scenes of the split), rendered
+    in ``workers`` processes (None: one per CPU core at the paper scale outside a trial run, else this
+    process; the views, hence the cache key, do not depend on it)."""
     split = check_choice("split", split, SPLITS)
     n = scene_count(split, scale) if scenes is None else check_int("scenes", scenes, minimum=1)
+    if workers is None:
+        workers = 0 if scale == "paper" and not trial_run() else 1
     seeds = range(SPLIT_SEED[split], SPLIT_SEED[split] + n)
     key = {"split": split, "scenes": n, "source": source_fingerprint(DATA_FILES)}
-    return cached("siq-views", key, lambda: build(seeds), verbose=verbose)
+    return cached("siq-views", key, lambda: build(seeds, workers=workers), verbose=verbose)
 
 
 __all__ = [
     "DATA_FILES",
+    "PAPER_SCENES",
     "SPLITS",
     "SPLIT_SEED",
+    "TRIAL_SCENES",
     "VIEWS_PER_SCENE",
     "ViewSet",
     "build",

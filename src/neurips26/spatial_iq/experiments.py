@@ -131,8 +131,10 @@ class ClaimsData:
 
 
 def run_claims(scale: str = "default") -> ClaimsData:
-    """Every measurement of the claims on the evaluation views (cached by the checkpoints' weights)."""
-    from neurips26.spatial_iq.prepare import MODELS, NAMES, pretrained, validation_views
+    """Every measurement of the claims on the evaluation views (cached by the checkpoints' weights). The
+    models answer on :func:`~neurips26.spatial_iq.prepare.threads` threads (one below ``paper``), at the paper
+    scale on :func:`~neurips26.train.choose_device`."""
+    from neurips26.spatial_iq.prepare import MODELS, NAMES, pretrained, threads, validation_views
 
     config = ClaimsConfig.for_scale(scale)
     hashes = {n: pretrained(n, scale, verbose=False)[1].weights_hash for n in NAMES}
@@ -140,20 +142,25 @@ def run_claims(scale: str = "default") -> ClaimsData:
     def compute() -> ClaimsData:
         import torch
 
-        torch.set_num_threads(1)
-        train, test = views("train", scale, verbose=False), views("eval", scale, verbose=False)
-        models = {r.name: (pretrained(r.name, scale, verbose=False)[0], r.kind) for r in MODELS}
-        calibration = validation_views(scale)
-        responders, p = responder_sheets(train, calibration, test, models["backbone"][0], config)
-        return ClaimsData(
-            responders=responders,
-            trained=trained_sheets(models, test),
-            solver_p=p,
-            mcq=mcq_calibration(test, config),
-            truth=test.truth,
-            heights=test.heights,
-            scene_index=test.scene_index,
-        )
+        from neurips26.train import choose_device, torch_threads
+
+        device = choose_device() if scale == "paper" else torch.device("cpu")
+        with torch_threads(threads(scale)):
+            train, test = views("train", scale, verbose=False), views("eval", scale, verbose=False)
+            models = {
+                r.name: (pretrained(r.name, scale, verbose=False)[0].to(device), r.kind) for r in MODELS
+            }
+            calibration = validation_views(scale)
+            responders, p = responder_sheets(train, calibration, test, models["backbone"][0], config)
+            return ClaimsData(
+                responders=responders,
+                trained=trained_sheets(models, test),
+                solver_p=p,
+                mcq=mcq_calibration(test, config),
+                truth=test.truth,
+                heights=test.heights,
+                scene_index=test.scene_index,
+            )
 
     return cached(
         "siq-claims",

@@ -15,6 +15,10 @@
 
 A GRPO step draws 8 prompts x 8 replies from the current policy and takes ``updates`` optimiser steps
 on minibatches of them, so later minibatches see ratios away from 1 and the clip acts.
+
+Both loops are our own (:func:`sft` keeps its AdamW with weight decay on every parameter and its schedule,
+which :func:`neurips26.train.fit` does not reproduce) and train in one process, not data-parallel, on the
+device the model is on: every tensor they make lives there or is moved there by the model.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from neurips26.spatial_iq.tokens import (
     well_formed,
 )
 from neurips26.spatial_iq.vlm import TinyVLM, VLMConfig, answer_loss, completion_logprobs, generate
+from neurips26.train.device_check import check_first_step
 from neurips26.validation import check_choice, check_float, check_int
 
 TARGETS = ("multitask", "plain", "cot")
@@ -139,6 +144,11 @@ def cosine_schedule(step: int, steps: int, warmup: float = 0.05) -> float:
     return 0.1 + 0.45 * (1.0 + float(np.cos(np.pi * min(done, 1.0))))
 
 
+def _batch_loss(model: TinyVLM, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    """:func:`answer_loss` of one ``(images, prompt, answer)`` batch."""
+    return answer_loss(model, *batch)
+
+
 def sft(
     model: TinyVLM,
     data: ViewSet,
@@ -149,7 +159,8 @@ def sft(
     progress: bool = False,
 ) -> TrainLog:
     """Fine-tune ``model`` in place: ``target`` "multitask" (every question, plain answers), "plain" (the
-    total, plain) or "cot" (the total, chain of thought), on ``rows`` of ``data`` (default all)."""
+    total, plain) or "cot" (the total, chain of thought), on ``rows`` of ``data`` (default all). One process,
+    on the model's device (the batches are moved there by the model's forward and :func:`answer_loss`)."""
     target = check_choice("target", target, TARGETS)
     pool = np.arange(len(data)) if rows is None else np.asarray(rows)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=0.01)
@@ -165,6 +176,8 @@ def sft(
             group = PAIRED if rng.random() < len(PAIRED) / len(TASKS) else SINGLE
             tasks = [group[int(i)] for i in rng.integers(0, len(group), recipe.batch)]
         images, prompt, answer = _batch(data, chosen, tasks, target)
+        if step == 0:  # a trial run on the CPU tries the step on the meta device
+            check_first_step(model, _batch_loss, (images, prompt, answer), desc=f"SFT ({target})")
         loss = answer_loss(model, images, prompt, answer)
         opt.zero_grad()
         loss.backward()
@@ -205,14 +218,16 @@ def grpo(
     progress: bool = False,
 ) -> TrainLog:
     """DAPO-style GRPO on the total question (module doc); ``model`` is updated in place, ``reference``
-    (the warm-up policy) stays frozen."""
+    (the warm-up policy, on the same device) stays frozen. One process, on the model's device: the replies
+    are sampled there with a generator of that device, and the advantages are moved there."""
     if not isinstance(reference, TinyVLM):
         raise TypeError(f"reference must be a TinyVLM; got {type(reference).__name__}")
     rows = np.asarray(rows)
     reference.eval()
     opt = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.01)
     log = TrainLog()
-    noise = torch.Generator().manual_seed(sub_seed(config.seed, 156))
+    device = model.device
+    noise = torch.Generator(device=device).manual_seed(sub_seed(config.seed, 156))
     truth = data.truth["T1"]
     prompt_one = question("T1")
     for step in progress_bar(range(config.steps), desc="GRPO", show=progress):
@@ -242,7 +257,7 @@ def grpo(
             [torch.nn.functional.pad(k[1], (0, width - k[1].shape[1]), value=PAD) for k in kept]
         )
         rewards = torch.as_tensor(np.stack([k[2] for k in kept]), dtype=torch.float32)
-        adv = group_advantages(rewards, leave_one_out=True, clip=None).reshape(-1)
+        adv = group_advantages(rewards, leave_one_out=True, clip=None).reshape(-1).to(device)
         images = images_for(data, rep, "T1")
         prompt = torch.tensor([prompt_one] * len(rep))
         with torch.no_grad():

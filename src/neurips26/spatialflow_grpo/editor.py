@@ -55,7 +55,7 @@ from neurips26.nn import (
     set_lora_enabled,
 )
 from neurips26.seeding import sub_seed
-from neurips26.train import fit, torch_threads
+from neurips26.train import choose_device, fit, torch_threads
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 #: ``t ∈ [0, 1]`` is multiplied by this before the sinusoidal features, so nearby times separate.
@@ -391,24 +391,34 @@ class PretrainConfig:
 
 
 def flow_matching_loss(
-    editor: Editor, source: Tensor, x0: Tensor, instruction: Tensor, noise: Tensor, t: Tensor
+    editor: Editor | nn.Module, source: Tensor, x0: Tensor, instruction: Tensor, noise: Tensor, t: Tensor
 ) -> Tensor:
     """The flow-matching loss: mean over all entries of ``(v_θ(x_t, t, source, instruction) − (ε − x₀))²``.
 
     ``x_t = (1 − t) x₀ + t ε``. All images in flow space; ``x0`` is the target edit, ``noise`` ε, ``t`` (B,).
+    ``editor`` is called once (it may be the data-parallel wrapper of an :class:`Editor` under torchrun).
     """
     x_t = interpolate(x0, noise, t)
     return (editor(x_t, t, source, instruction) - velocity_target(x0, noise)).square().mean()
 
 
 def pretrain(
-    config: PretrainConfig | None = None, progress: bool = False, *, batch_fn: BatchFn | None = None
+    config: PretrainConfig | None = None,
+    progress: bool = False,
+    *,
+    batch_fn: BatchFn | None = None,
+    device: torch.device | str | None = None,
 ) -> tuple[Editor, list[float]]:
     """Train a base editor with the flow-matching loss on EditWorld pairs; return it and the loss per update.
 
     Update ``s`` uses ``batch_fn(config.batch, config.seed, s)`` (default: ``editworld.training_batch``),
     ``x₀ = to_flow(target)``, noise and times from a generator seeded by ``(seed, s)``, Adam (``fit`` with
     weight decay 0, betas (0.9, 0.999)) on one torch thread: the same seed gives the same weights.
+
+    The editor trains on ``device`` (None: :func:`~neurips26.train.choose_device`'s); the batches are made
+    on the CPU and moved there by ``fit``. Under torchrun ``fit`` trains data-parallel: every rank makes the
+    same global batch of update ``s`` (pairs, noise and times) and keeps its own rows of it, so the ranks
+    see different pairs and noise, and the global batch is the one a single process draws.
     """
     config = PretrainConfig() if config is None else config
     if not isinstance(config, PretrainConfig):
@@ -420,6 +430,7 @@ def pretrain(
             f"batch_fn must be callable as batch_fn(batch_size, seed, step); got {_kind(batch_fn)}"
         )
     editor = Editor(config.editor, seed=sub_seed(config.seed, 0))
+    editor.to(choose_device() if device is None else torch.device(device))
 
     def batches(step: int) -> tuple[Tensor, ...]:
         pairs = batch_fn(config.batch, config.seed, step)

@@ -24,7 +24,7 @@ from neurips26.scales import check_scale, pick
 from neurips26.spatialflow_grpo import reward as R
 from neurips26.spatialflow_grpo.editor import Editor
 from neurips26.spatialflow_grpo.editworld import K_MAX, SUITES, EditBatch, make_suite
-from neurips26.spatialflow_grpo.prepare import ARMS, REWARD_MODEL, SFGMeta, pretrained
+from neurips26.spatialflow_grpo.prepare import ARMS, REWARD_MODEL, PrepareConfig, SFGMeta, pretrained
 from neurips26.spatialflow_grpo.reward_model import agreement, collect_labelled
 from neurips26.spatialflow_grpo.rl_loop import edit
 from neurips26.train import torch_threads
@@ -75,7 +75,9 @@ class EvalConfig:
 
     @classmethod
     def for_scale(cls, scale: str) -> EvalConfig:
-        return pick(scale, smoke=cls(cases=16, eval_steps=4), default=cls())
+        """smoke: 16 cases, 4 steps; default: 256 cases, 12 steps; paper: 256 cases, the paper RL's 40
+        evaluation steps."""
+        return pick(scale, smoke=cls(cases=16, eval_steps=4), default=cls(), paper=cls(eval_steps=40))
 
 
 @dataclass(frozen=True)
@@ -220,8 +222,10 @@ def _reward_agreement(scale: str) -> dict[str, dict[str, float]]:
     base, _ = load_arm("base", scale)
     net, _ = pretrained(REWARD_MODEL, scale, verbose=False)
     n = REWARD_CASES[scale]
-    rollouts = collect_labelled(base, n, REWARD_SEED, 2, ode_samples=0, extremes=False)
-    mixed = collect_labelled(base, n, REWARD_SEED, 2)
+    config = PrepareConfig.for_scale(scale).reward_model  # sampled as the reward model's data were
+    sampler = {"sde_steps": config.sde_steps, "window": config.sde_window}
+    rollouts = collect_labelled(base, n, REWARD_SEED, 2, ode_samples=0, extremes=False, **sampler)
+    mixed = collect_labelled(base, n, REWARD_SEED, 2, **sampler)
     return {"rollouts": agreement(net, rollouts), "mixed": agreement(net, mixed)}
 
 

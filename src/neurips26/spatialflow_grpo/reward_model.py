@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -49,6 +50,7 @@ from neurips26.spatialflow_grpo.editworld import K_MAX, SIZE, EditBatch, sample_
 from neurips26.spatialflow_grpo.reward import region_rewards
 from neurips26.spatialflow_grpo.sde import NOISE_LEVEL, check_window, sample
 from neurips26.train import torch_threads
+from neurips26.train.device_check import check_first_step
 from neurips26.validation import check_float, check_int, check_seed
 
 #: Input planes of the pixel features (source ‖ edited) and the per-region inputs after pooling (c′ 3, the
@@ -68,7 +70,8 @@ class RewardModelConfig:
     """SFReward-tiny's sizes and training: ``width`` channels of the 3 × 3 convolution, ``features`` of the
     1 × 1 ones, ``hidden`` units of the MLP; ``steps`` Adam steps of ``batch`` edits at ``lr``; the data:
     ``n_cases`` cases × (``samples_per_case`` SDE + ``ode_samples`` ODE samples + target + source)
-    (defaults: 375 × 8 = 3,000 edits); ``seed`` (init, data, mini-batches)."""
+    (defaults: 375 × 8 = 3,000 edits), the samples drawn as the RL rollouts are (``sde_steps`` steps,
+    stochastic ``sde_window``; the default RL run's 6 and (0, 5)); ``seed`` (init, data, mini-batches)."""
 
     width: int = 16
     features: int = 32
@@ -80,6 +83,12 @@ class RewardModelConfig:
     samples_per_case: int = 5
     ode_samples: int = 1
     seed: int = 0
+    sde_steps: int = 6
+    sde_window: tuple[int, int] = (0, 5)
+
+    #: The fields added with the ``paper`` scale and their values before (the configuration hash leaves
+    #: them out at these values: :func:`neurips26.checkpoint_files.committed_form`).
+    ADDED: ClassVar[dict[str, object]] = {"sde_steps": 6, "sde_window": (0, 5)}
 
     def __post_init__(self) -> None:
         for name in ("width", "features", "hidden", "steps", "batch", "n_cases"):
@@ -88,6 +97,10 @@ class RewardModelConfig:
         check_int("ode_samples", self.ode_samples, minimum=0)
         check_float("lr", self.lr, minimum=0.0, strict_min=True)
         check_seed("seed", self.seed)
+        check_int("sde_steps", self.sde_steps, minimum=1)
+        if isinstance(self.sde_window, list):  # a sidecar's JSON gives a list
+            object.__setattr__(self, "sde_window", tuple(self.sde_window))
+        check_window(self.sde_window, self.sde_steps)
 
 
 class RegionRewardNet(nn.Module):
@@ -337,12 +350,15 @@ def train_reward_model(
     seed: int = 0,
     *,
     config: RewardModelConfig | None = None,
+    device: torch.device | str | None = None,
 ) -> tuple[RegionRewardNet, list[float]]:
     """Fit a :class:`RegionRewardNet` (sizes from ``config``; init from ``seed``) to the oracle labels of
     ``data``: ``steps`` Adam steps at ``lr``, each on ``config.batch`` edits drawn with replacement
-    (``sub_seed(seed, 2)``); the loss is the binary cross-entropy of the score against the label in [0, 1],
-    averaged over the valid regions of the mini-batch. One torch thread, CPU; deterministic per seed.
-    Returns the net (eval mode) and the loss of every step."""
+    (``sub_seed(seed, 2)``, drawn on the CPU); the loss is the binary cross-entropy of the score against
+    the label in [0, 1], averaged over the valid regions of the mini-batch. One torch thread; on ``device``
+    (None: the CPU), in one process (under torchrun each rank fits the same net; it is not data-parallel);
+    deterministic per seed and device. Returns the net (eval mode, on ``device``) and the loss of every
+    step."""
     if not isinstance(data, LabelledEdits):
         raise TypeError(f"data must be LabelledEdits; got {type(data).__name__}")
     steps = check_int("steps", steps, minimum=1)
@@ -351,20 +367,28 @@ def train_reward_model(
     config = RewardModelConfig() if config is None else config
     if not isinstance(config, RewardModelConfig):
         raise TypeError(f"config must be a RewardModelConfig; got {type(config).__name__}")
-    inputs = region_inputs(data.edited.detach().cpu().float(), data.batch.to("cpu"))
-    labels = data.labels.detach().cpu().float()
-    valid = data.batch.region_valid.cpu().float()
-    net = RegionRewardNet(config, seed=seed)
+    device = torch.device("cpu") if device is None else torch.device(device)
+    inputs = region_inputs(data.edited.detach().to(device).float(), data.batch.to(device))
+    labels = data.labels.detach().to(device).float()
+    valid = data.batch.region_valid.to(device).float()
+    net = RegionRewardNet(config, seed=seed).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(sub_seed(seed, STREAM_BATCHES))
     losses: list[float] = []
+
+    def step_loss(model: RegionRewardNet, rows: Tensor) -> Tensor:
+        terms = F.binary_cross_entropy_with_logits(
+            model.logits(*(x[rows] for x in inputs)), labels[rows], reduction="none"
+        )
+        return (terms * valid[rows]).sum() / valid[rows].sum()
+
     net.train()
     with torch_threads(1):
-        for _ in range(steps):
-            rows = torch.randint(len(data), (config.batch,), generator=generator)
-            logits = net.logits(*(x[rows] for x in inputs))
-            terms = F.binary_cross_entropy_with_logits(logits, labels[rows], reduction="none")
-            loss = (terms * valid[rows]).sum() / valid[rows].sum()
+        for step in range(steps):
+            rows = torch.randint(len(data), (config.batch,), generator=generator).to(device)
+            if step == 0:  # a trial run on the CPU tries the step on the meta device
+                check_first_step(net, step_loss, rows, desc="reward model")
+            loss = step_loss(net, rows)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -376,15 +400,23 @@ def train_reward_model(
 def fit_sfreward(
     editor: Editor, config: RewardModelConfig | None = None
 ) -> tuple[SFRewardTiny, LabelledEdits, list[float]]:
-    """:func:`collect_labelled` from ``editor`` with ``config``'s data sizes and seed, then
-    :func:`train_reward_model`: the reward, its training data and the losses."""
+    """:func:`collect_labelled` from ``editor`` with ``config``'s data sizes, sampler and seed, then
+    :func:`train_reward_model` on the editor's device: the reward, its training data (on the CPU) and the
+    losses."""
     config = RewardModelConfig() if config is None else config
     if not isinstance(config, RewardModelConfig):
         raise TypeError(f"config must be a RewardModelConfig; got {type(config).__name__}")
     data = collect_labelled(
-        editor, config.n_cases, config.seed, config.samples_per_case, ode_samples=config.ode_samples
+        editor,
+        config.n_cases,
+        config.seed,
+        config.samples_per_case,
+        ode_samples=config.ode_samples,
+        sde_steps=config.sde_steps,
+        window=config.sde_window,
     )
-    net, losses = train_reward_model(data, config.steps, config.lr, config.seed, config=config)
+    device = next(editor.parameters()).device
+    net, losses = train_reward_model(data, config.steps, config.lr, config.seed, config=config, device=device)
     return SFRewardTiny(net), data, losses
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -79,7 +80,7 @@ class RLConfig:
     sde_window (the stochastic, trained steps ``(start, stop)``), shift (of the time grid), a (noise level),
     beta (KL weight, on the ``kl_convention`` KL), eps (clip range), lr (Adam), updates (per iteration),
     lora_rank, adv_std (Flow-GRPO's advantage std); probe_every, probe_size, eval_steps: the MultiEdit
-    probe; seed."""
+    probe; seed; lora_alpha: the adapters' α (their scale is α / lora_rank)."""
 
     method: str = "spatial"
     scalar: str = "equal"
@@ -105,6 +106,11 @@ class RLConfig:
     probe_size: int = 128
     eval_steps: int = 12
     seed: int = 0
+    lora_alpha: float = 8.0
+
+    #: The fields added with the ``paper`` scale and their values before (the configuration hash leaves
+    #: them out at these values: :func:`neurips26.checkpoint_files.committed_form`).
+    ADDED: ClassVar[dict[str, object]] = {"lora_alpha": 8.0}
 
     def __post_init__(self) -> None:
         check_choice("method", self.method, METHODS)
@@ -132,6 +138,7 @@ class RLConfig:
         check_int("probe_size", self.probe_size, minimum=1)
         check_int("eval_steps", self.eval_steps, minimum=1)
         check_seed("seed", self.seed)
+        check_float("lora_alpha", self.lora_alpha, minimum=0.0, strict_min=True)
 
     @property
     def grid(self) -> tuple[float, ...]:
@@ -335,7 +342,11 @@ def run_rl(
 ) -> RLRun:
     """Fine-tune a copy of ``base`` (its weights untouched) with ``config``; probe MultiEdit every
     ``probe_every`` iterations (and at 0 and the end) on ``probe`` (default: the first ``probe_size`` cases of
-    the MultiEdit suite)."""
+    the MultiEdit suite).
+
+    The run trains on ``base``'s device (cases, rollouts and advantages go there; the seeded draws are made
+    on the CPU, so a seed gives the same cases and noise on every device), in one process: under torchrun
+    each rank runs the same loop on its own device (it is not data-parallel)."""
     if not isinstance(base, Editor):
         raise TypeError(f"base must be an Editor; got {type(base).__name__}")
     if not isinstance(config, RLConfig):
@@ -343,7 +354,9 @@ def run_rl(
     editor = Editor(base.config)
     editor.load_state_dict(base.state_dict())
     editor.to(next(base.parameters()).device)
-    add_rl_lora(editor, rank=config.lora_rank, seed=sub_seed(config.seed, STREAM_LORA))
+    add_rl_lora(
+        editor, rank=config.lora_rank, alpha=config.lora_alpha, seed=sub_seed(config.seed, STREAM_LORA)
+    )
     optimizer = torch.optim.Adam([p for p in editor.parameters() if p.requires_grad], lr=config.lr)
     probe = make_suite("multiedit", config.probe_size) if probe is None else probe
     history = RLHistory()

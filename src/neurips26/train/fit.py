@@ -25,6 +25,7 @@ from torch import nn
 
 from neurips26 import distributed
 from neurips26.progress import progress_enabled
+from neurips26.train import device_check
 from neurips26.validation import check_choice, check_float, check_int, check_seed
 
 
@@ -246,19 +247,19 @@ def _tensors(batch: Any) -> list[torch.Tensor]:
     return [t for item in items for t in _tensors(item)]
 
 
-def _to_device(batch: Any, device: torch.device) -> Any:
+def move_batch(batch: Any, device: torch.device) -> Any:
     """``batch`` with every tensor moved to ``device`` (same container types)."""
     if isinstance(batch, torch.Tensor):
         return batch.to(device)
     if isinstance(batch, Mapping):
-        return type(batch)({k: _to_device(v, device) for k, v in batch.items()})
+        return type(batch)({k: move_batch(v, device) for k, v in batch.items()})
     if dataclasses.is_dataclass(batch) and not isinstance(batch, type):
-        changes = {f.name: _to_device(getattr(batch, f.name), device) for f in dataclasses.fields(batch)}
+        changes = {f.name: move_batch(getattr(batch, f.name), device) for f in dataclasses.fields(batch)}
         return dataclasses.replace(batch, **changes)
     if isinstance(batch, tuple) and hasattr(batch, "_fields"):  # a NamedTuple
-        return type(batch)(*(_to_device(v, device) for v in batch))
+        return type(batch)(*(move_batch(v, device) for v in batch))
     if isinstance(batch, list | tuple):
-        return type(batch)(_to_device(v, device) for v in batch)
+        return type(batch)(move_batch(v, device) for v in batch)
     return batch
 
 
@@ -318,6 +319,7 @@ def fit(
     no_decay: Sequence[str] | None = None,
     micro_batches: int = 1,
     precision: str | None = None,
+    find_unused_parameters: bool = False,
 ) -> History:
     """Train ``model`` in place with AdamW for ``steps`` updates and return its :class:`History`.
 
@@ -362,7 +364,15 @@ def fit(
     over ranks (the global batch's loss), ``seen`` counts global samples, ``eval_fn`` runs on rank 0 on
     the unwrapped model and its values are broadcast (every rank stops early together), the progress bar
     shows on rank 0 only, and rank r's random stream is seeded with ``rank_seed(seed, r)``. A step that
-    fails on a rank raises :class:`~neurips26.distributed.RankFailed` naming that rank.
+    fails on a rank raises :class:`~neurips26.distributed.RankFailed` naming that rank. A model whose steps
+    leave some parameters out (a router trained on some steps only) needs ``find_unused_parameters=True``
+    there: DDP then finds them each step and leaves their gradients missing, as one process does, so AdamW
+    skips them as it would in one process (a zero-weighted term would give them zero gradients, which AdamW
+    does not skip). It changes nothing in one process.
+
+    In a trial run (:func:`neurips26.scales.trial_run`) in one process on the CPU, the first step is
+    tried once more on meta copies of the model and the batch before the update, and a tensor the step makes
+    off the model's device raises (:func:`neurips26.train.device_check.check_first_step`).
     """
     config = FitConfig(
         steps=steps,
@@ -406,7 +416,9 @@ def fit(
     from tqdm.auto import tqdm
 
     # One process (no torchrun): net is model, run_seed is seed, and every branch on `ddp` below is skipped.
-    ddp = _data_parallel(model, device, me) if me.distributed else None
+    if not isinstance(find_unused_parameters, bool):
+        raise TypeError(f"find_unused_parameters must be a bool; got {type(find_unused_parameters).__name__}")
+    ddp = _data_parallel(model, device, me, find_unused_parameters) if me.distributed else None
     net = model if ddp is None else ddp
     run_seed = config.seed if ddp is None else distributed.rank_seed(config.seed, me.rank)
     show = show and me.rank == 0
@@ -432,7 +444,9 @@ def fit(
                 if ddp is not None:
                     batch = distributed.shard(batch, me.rank, me.size)
                 if device.type != "cpu":
-                    batch = _to_device(batch, device)
+                    batch = move_batch(batch, device)
+                if s == 0 and ddp is None:  # a trial run on the CPU tries the step on the meta device
+                    device_check.check_first_step(model, loss_fn, batch, desc=desc, move=move_batch)
                 optimizer.zero_grad(set_to_none=True)
                 value = _accumulate(net, ddp, loss_fn, batch, config.micro_batches, autocast)
                 if not math.isfinite(value):
@@ -517,7 +531,9 @@ def _micro_batches(batch: Any, parts: int) -> list[Any]:
         raise ValueError(f"micro_batches={parts} must divide the batch's rows: {error}") from None
 
 
-def _data_parallel(model: nn.Module, device: torch.device, group: distributed.World) -> nn.Module:
+def _data_parallel(
+    model: nn.Module, device: torch.device, group: distributed.World, find_unused_parameters: bool = False
+) -> nn.Module:
     """Join torchrun's group and wrap ``model`` (on this rank's device) in DistributedDataParallel."""
     try:
         distributed.init()
@@ -526,7 +542,7 @@ def _data_parallel(model: nn.Module, device: torch.device, group: distributed.Wo
                 f"the model is on {device}, but this rank's GPU is cuda:{group.local_rank}; "
                 "move it with model.to(neurips26.train.choose_device()) before fit"
             )
-        return distributed.wrap(model)
+        return distributed.wrap(model, find_unused_parameters=find_unused_parameters)
     except Exception as error:
         raise distributed.RankFailed(
             f"rank {group.rank} of {group.size} (local rank {group.local_rank}) failed at start-up: "

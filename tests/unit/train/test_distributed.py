@@ -68,6 +68,37 @@ SCRIPT = textwrap.dedent(
         return model, history
 
 
+    class Gated(nn.Module):
+        # "extra" joins the output on even steps only (the step rides in the batch): odd steps leave it out.
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.body = nn.Linear(4, 1).double()
+            self.extra = nn.Linear(4, 1).double()
+
+        def forward(self, x, use):
+            return self.body(x) + (self.extra(x) if use else 0.0)
+
+
+    def gated_batches(step):
+        x, y = batches(step)
+        return x, y, torch.tensor(step % 2 == 0)
+
+
+    def train_gated():
+        # AdamW skips "extra" on odd steps in one process (no gradient); DDP must leave it missing too.
+        def loss_fn(model, batch):
+            x, y, use = batch
+            return nn.functional.mse_loss(model(x, bool(use)), y)
+
+        model = Gated()
+        fit(
+            model, loss_fn, gated_batches, steps=STEPS, seed=0, lr=1e-2, weight_decay=0.1,
+            progress=False, find_unused_parameters=True,
+        )
+        return model
+
+
     def bypass_message():
         # A loss_fn that calls the module inside the DDP wrapper skips DDP's forward: a clear error.
         def loss_fn(model, batch):
@@ -86,6 +117,7 @@ SCRIPT = textwrap.dedent(
         model, history = train(mode)
         accumulated, _ = train(mode, micro=2)  # 2 ranks x 2 micro-batches of 2 rows
         message = bypass_message()
+        gated = train_gated()
         me = distributed.world()
 
         @distributed.main_only
@@ -93,6 +125,7 @@ SCRIPT = textwrap.dedent(
             state = {k: v.clone() for k, v in model.state_dict().items()}
             payload = {"state": state, "loss": history.loss, "seen": history.seen, "bypass": message}
             payload["accumulated"] = {k: v.clone() for k, v in accumulated.state_dict().items()}
+            payload["gated"] = {k: v.clone() for k, v in gated.state_dict().items()}
             torch.save(payload, os.path.join(out, f"final-rank{me.rank}.pt"))
             return "saved"
 
@@ -140,7 +173,9 @@ def test_two_gloo_ranks_match_one_process_and_only_rank_0_writes(tmp_path, monke
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        model, history = runpy.run_path(str(script))["train"]()
+        loaded = runpy.run_path(str(script))
+        model, history = loaded["train"]()
+        gated = loaded["train_gated"]().state_dict()
     finally:
         torch.set_num_threads(before)
     single = model.state_dict()
@@ -150,6 +185,9 @@ def test_two_gloo_ranks_match_one_process_and_only_rank_0_writes(tmp_path, monke
         torch.testing.assert_close(saved["state"][name], value, rtol=0, atol=1e-6, msg=name)
         torch.testing.assert_close(saved["accumulated"][name], value, rtol=0, atol=1e-6, msg=name)
     assert not all(torch.equal(saved["state"][k], v) for k, v in _initial(script).items())  # it trained
+    # A part left out on some steps: with find_unused_parameters, AdamW skips it there on both ranks too.
+    for name, value in gated.items():
+        torch.testing.assert_close(saved["gated"][name], value, rtol=0, atol=1e-6, msg=name)
     # History: the mean of the ranks' losses is the global batch's loss; seen counts global samples.
     np.testing.assert_allclose(saved["loss"], history.loss, rtol=1e-10)
     assert saved["seen"] == history.seen == [8, 16, 24, 32, 40]

@@ -7,23 +7,37 @@ import os
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from neurips26.scales import TRIAL_ENV
 
 READY = (
-    "ssd",
-    "picsb",
-    "jag",
-    "sdm",
-    "specblock",
-    "expansion_utility",
-    "sparse_control",
-    "costgrad",
-    "iohp",
-)
-"""The chapters whose ``paper`` scale is a plan of its own (the others still fall back to ``default``)."""
+    "skae", "ssd", "picsb", "jag", "spatialflow_grpo", "sdm", "specblock", "expansion_utility",
+    "sparse_control", "costgrad", "sparsevideonav", "spatial_iq", "spark_vla", "iohp",
+)  # fmt: skip
+"""Every chapter that trains networks: its ``paper`` scale is a plan of its own."""
+
+DEVICE_CHECKED = {
+    "skae": 109, "ssd": 12, "picsb": 6, "jag": 8, "spatialflow_grpo": 2, "sdm": 15, "specblock": 3,
+    "expansion_utility": 7, "sparse_control": 1, "costgrad": 0, "sparsevideonav": 19, "spatial_iq": 4,
+    "spark_vla": 21, "iohp": 1,
+}  # fmt: skip
+"""How many of a chapter's training steps (``fit``'s, and loops of its own that call
+:func:`~neurips26.train.device_check.check_first_step`) the trial run's meta-device check confirms (see
+:mod:`neurips26.train.device_check`): a misplaced tensor fails the run itself, and a step that stops being
+checkable lowers the count. Not checked: costgrad's steps (they switch autocast off, which the meta device
+does not support), picsb's DPS prior (it copies values out), and the reinforcement-learning loops, which
+sample before they train (spatialflow_grpo's arms, spatial_iq's GRPO)."""
+
+
+def test_every_chapter_that_trains_is_ready_and_records_its_checked_steps():
+    import neurips26
+
+    trains = {path.parent.name for path in Path(neurips26.__file__).parent.glob("*/prepare.py")}
+    assert trains == set(READY)
+    assert set(DEVICE_CHECKED) == set(READY)
 
 
 def _env(tmp_path):
@@ -53,6 +67,9 @@ def test_prepare_paper_trial_writes_loadable_checkpoints(package, tmp_path, monk
         [*command, "--out", str(out)], env=_env(tmp_path), capture_output=True, text=True, timeout=300
     )
     assert run.returncode == 0, run.stderr[-4000:]
+    checked = [line for line in run.stderr.splitlines() if line.startswith("[device check]")]
+    passed = sum(line.endswith(": passed") for line in checked)
+    assert passed >= DEVICE_CHECKED[package], "\n".join(checked)
     _loads_fresh(package, out, monkeypatch, tmp_path)
 
 
