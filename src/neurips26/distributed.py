@@ -256,6 +256,22 @@ def main_only(fn: Callable[..., T] | None = None, *, sync: bool = True) -> Any:
     return decorate if fn is None else decorate(fn)
 
 
+def main_first(build: Callable[[bool], T]) -> T:
+    """``build(True)`` on rank 0 while the other ranks wait at a :func:`barrier`, then ``build(False)``
+    on them; without torchrun just ``build(True)``.
+
+    For data that every rank needs and that goes through the results cache (a corpus, rendered views):
+    rank 0 computes it once, with all of the machine's cores, and the others read rank 0's cache entry
+    instead of computing it N times over (the flag says which call is the first, e.g. to print only there).
+    """
+    if not world().distributed:
+        return build(True)
+    init()
+    first = build(True) if is_main() else None
+    barrier()
+    return first if is_main() else build(False)
+
+
 class RankFailed(RuntimeError):
     """A step failed on one rank of a torchrun group; the message names the rank (the cause is chained)."""
 
@@ -313,6 +329,7 @@ __all__ = [
     "init",
     "is_initialized",
     "is_main",
+    "main_first",
     "main_only",
     "rank_seed",
     "shard",

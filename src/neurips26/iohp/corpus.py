@@ -57,10 +57,7 @@ from __future__ import annotations
 
 import functools
 import math
-import multiprocessing
-import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +69,7 @@ from neurips26.iohp.layout import ROOM_TYPES, Layout
 from neurips26.iohp.metrics import accessible_proxies, proxy_conflicts
 from neurips26.iohp.proxy import Proxy, allowed_matrix, attach, default_proxies
 from neurips26.iohp.rooms import sample_room
+from neurips26.process_pool import map_in_processes
 from neurips26.seeding import sub_seed
 from neurips26.validation import check_float, check_int, check_seed
 
@@ -507,23 +505,13 @@ def build_corpus(
     _check_range(n, seed_start)
 
     def compute() -> tuple[CorpusLayout, ...]:
-        if workers != 1:
-            return _build_in_processes(n, seed_start, flaw_rate, workers or os.cpu_count() or 1)
-        return tuple(corpus_layout(i, seed_start=seed_start, flaw_rate=flaw_rate) for i in range(n))
+        build = functools.partial(corpus_layout, seed_start=seed_start, flaw_rate=flaw_rate)
+        return tuple(map_in_processes(build, range(n), workers=workers))
 
     if not cache:
         return compute()
     config = {"n": n, "seed_start": seed_start, "flaw_rate": flaw_rate}
     return cached("iohp-corpus", config, compute, package="neurips26.iohp", verbose=verbose)
-
-
-def _build_in_processes(n: int, seed_start: int, flaw_rate: float, workers: int) -> tuple[CorpusLayout, ...]:
-    """Layouts ``0 .. n-1`` built by ``workers`` spawned processes, in index order (a spawned process
-    shares no thread pool or CUDA context with the caller, so this is safe after ``torch`` has run)."""
-    build = functools.partial(corpus_layout, seed_start=seed_start, flaw_rate=flaw_rate)
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=context) as pool:
-        return tuple(pool.map(build, range(n), chunksize=max(1, n // (8 * workers))))
 
 
 def split_corpus(

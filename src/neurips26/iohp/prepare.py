@@ -196,13 +196,9 @@ def _corpus(plan: AtissPlan, verbose: bool) -> Sequence:
     """The plan's corpus through the results cache. Under torchrun rank 0 builds it (``plan.workers``
     processes) while the other ranks wait, then they read rank 0's cache entry (or build it themselves when
     the cache is off), so N ranks do not build it N times over on one machine's cores."""
-    me = distributed.world()
-    if not me.distributed:
-        return build_corpus(plan.corpus, verbose=verbose, workers=plan.workers)
-    distributed.init()
-    corpus = build_corpus(plan.corpus, verbose=verbose, workers=plan.workers) if me.rank == 0 else None
-    distributed.barrier()
-    return corpus if corpus is not None else build_corpus(plan.corpus, workers=plan.workers)
+    return distributed.main_first(
+        lambda first: build_corpus(plan.corpus, verbose=verbose and first, workers=plan.workers)
+    )
 
 
 def _recorded(model: Decoder, held_out: Sequence, result: AtissTraining) -> dict[str, float]:

@@ -80,7 +80,7 @@ from neurips26.spark_vla.teacher import make_teacher, pretrain_teacher, teacher_
 from neurips26.spark_vla.training import TrainConfig, train_variant
 from neurips26.spark_vla.variants import VARIANTS, VariantSpec
 from neurips26.spark_vla.vla import PolicyConfig
-from neurips26.train import choose_device, torch_threads
+from neurips26.train import choose_device, shipped_threads, torch_threads
 from neurips26.validation import check_float, check_int
 
 PKG = "neurips26.spark_vla"
@@ -329,8 +329,8 @@ def build_model(name: str, scale: str, meta: SparkMeta, state: dict[str, torch.T
 def measure(name: str, scale: str, model) -> dict[str, float]:
     """Validation metrics: the encoder's colour-probe accuracy, the expert's R² of depth and height, a
     variant's closed-loop success and action L1 on development episodes; on the model's device, with
-    :func:`_threads` (restored afterwards)."""
-    with torch_threads(_threads(scale)):
+    :func:`~neurips26.train.shipped_threads` (restored afterwards)."""
+    with torch_threads(shipped_threads(scale)):
         return _measure(name, scale, model)
 
 
@@ -373,16 +373,10 @@ def _teacher_stats(scale: str) -> tuple[np.ndarray, np.ndarray]:
     return flat.mean(axis=0), flat.std(axis=0)
 
 
-def _threads(scale: str) -> int | None:
-    """The intra-op threads training and measuring run on: one at the smoke and default scales (a CPU
-    matmul splits its sums by thread count; the committed weights and metrics came from one thread), as
-    many as set at ``paper`` (its 400 validation episodes are measured on the CPU)."""
-    return None if scale == "paper" else 1
-
-
 def _fit(name: str, scale: str, verbose: bool):
-    """Train ``name`` on :func:`~neurips26.train.choose_device`'s device, with :func:`_threads`."""
-    with torch_threads(_threads(scale)):
+    """Train ``name`` on :func:`~neurips26.train.choose_device`'s device, on
+    :func:`~neurips26.train.shipped_threads` threads."""
+    with torch_threads(shipped_threads(scale)):
         return _fit_on(name, scale, verbose, choose_device())
 
 

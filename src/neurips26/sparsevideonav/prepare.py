@@ -40,11 +40,9 @@ examples per model on three mazes (:func:`trial_caps`).
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -69,6 +67,7 @@ from neurips26.checkpoint_files import (
     source_fingerprint,
     weights_hash,
 )
+from neurips26.process_pool import map_in_processes
 from neurips26.scales import pick, trial_run
 from neurips26.seeding import sub_seed
 from neurips26.sparsevideonav.action_head import ActionHead, ActionHeadConfig, head_loss
@@ -97,7 +96,7 @@ from neurips26.sparsevideonav.train import (
     train_t2v,
 )
 from neurips26.sparsevideonav.world import NavWorld, Pose
-from neurips26.train import choose_device, torch_threads
+from neurips26.train import choose_device, shipped_threads, torch_threads
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 PKG = "neurips26.sparsevideonav"
@@ -379,16 +378,15 @@ def _demonstrations(
         return out
     size = max(1, -(-len(worlds) // (4 * workers)))
     chunks = [worlds[i : i + size] for i in range(0, len(worlds), size)]
-    seeds = [seed for seed in range(per_kind) for _ in chunks]
+    tasks = [(chunk, seed) for seed in range(per_kind) for chunk in chunks]
     job = partial(_demonstration_job, max_frames=max_frames, codec=codec)
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(seeds)), mp_context=context) as pool:
-        parts = pool.map(job, chunks * per_kind, seeds)
-        return [item for part in parts for item in part]
+    parts = map_in_processes(job, tasks, workers=workers, chunksize=1)
+    return [item for part in parts for item in part]
 
 
-def _demonstration_job(worlds: list[int], seed: int, max_frames: int, codec: Codec | None) -> list[Any]:
-    """One process's share of :func:`_demonstrations`."""
+def _demonstration_job(task: tuple[list[int], int], max_frames: int, codec: Codec | None) -> list[Any]:
+    """One process's share of :func:`_demonstrations`: the mazes and the seed of ``task``."""
+    worlds, seed = task
     runs = demonstrations(worlds, seed=seed, max_frames=max_frames)
     return runs if codec is None else [episode(t, codec) for t in runs]
 
@@ -417,14 +415,10 @@ def episodes(split: str, scale: str, codec: Codec | None = None, *, verbose: boo
     def compute() -> list[Episode]:
         return _demonstrations(worlds, per_kind, verbose, frames, p.workers, codec)
 
-    me = distributed.world()
-    if not me.distributed:
-        return cached("svn-episodes", key, compute, verbose=verbose)
     # under torchrun rank 0 builds the episodes while the others wait, then they read its cache entry
-    distributed.init()
-    built = cached("svn-episodes", key, compute, verbose=verbose) if me.rank == 0 else None
-    distributed.barrier()
-    return built if built is not None else cached("svn-episodes", key, compute, verbose=False)
+    return distributed.main_first(
+        lambda first: cached("svn-episodes", key, compute, verbose=verbose and first)
+    )
 
 
 def val_batch(scale: str, offsets, *, action_length: int = 8):
@@ -523,12 +517,6 @@ def _codec_frames() -> np.ndarray:
     return np.stack(frames)
 
 
-def _threads(scale: str):
-    """The intra-op threads of training and measuring: one at smoke and default (the shipped checkpoints
-    were trained so), as set at ``paper`` (restored afterwards either way)."""
-    return torch_threads(None if scale == "paper" else 1)
-
-
 def _memory(former: Former, b, device: torch.device) -> torch.Tensor:
     """``h_T`` of batch ``b``, computed where ``former`` lives and handed over on ``device``."""
     h = on_device(b, device_of(former))
@@ -564,7 +552,7 @@ def _val_imagined(scale: str):
 def measure(name: str, scale: str, model: Any) -> dict[str, float]:
     """The metrics recorded in a sidecar, re-measured on the fixed validation decisions (on the model's
     device)."""
-    with _threads(scale):
+    with torch_threads(shipped_threads(scale)):
         return _measure(name, scale, model)
 
 
@@ -607,7 +595,7 @@ def _curve(losses: list[float]) -> list[float]:
 
 def _train_model(name: str, scale: str, verbose: bool) -> tuple[Any, dict[str, list[float]]]:
     """The trained model of ``name`` (float32) and its loss curves."""
-    with _threads(scale):
+    with torch_threads(shipped_threads(scale)):
         return _trained(name, scale, verbose)
 
 

@@ -10,15 +10,13 @@ that draw, cull, label and render it. A scene takes about 0.1 s on one core, so 
 from __future__ import annotations
 
 import functools
-import multiprocessing
-import os
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from neurips26.cache import cached
 from neurips26.checkpoint_files import source_fingerprint
+from neurips26.process_pool import map_in_processes
 from neurips26.scales import pick, trial_run
 from neurips26.spatial_iq.render import render_view
 from neurips26.spatial_iq.scenes import StackScene, sample_scene
@@ -103,26 +101,12 @@ def _scene_views(seed: int, size: int) -> tuple[StackScene, list[ViewLabels], li
     return scene, labels, images
 
 
-def _scenes_in_processes(
-    seeds: list[int], size: int, workers: int
-) -> list[tuple[StackScene, list[ViewLabels], list[np.ndarray]]]:
-    """:func:`_scene_views` of every seed, in ``workers`` spawned processes, in seed order (a spawned process
-    shares no thread pool or CUDA context with the caller, so this is safe after ``torch`` has run)."""
-    context = multiprocessing.get_context("spawn")
-    render = functools.partial(_scene_views, size=size)
-    with ProcessPoolExecutor(max_workers=min(workers, len(seeds)), mp_context=context) as pool:
-        return list(pool.map(render, seeds, chunksize=max(1, len(seeds) // (8 * workers))))
-
-
 def build(seeds: range | list[int], size: int = 48, *, workers: int = 1) -> ViewSet:
     """Draw, label and render the scenes of ``seeds`` (four views each); ``workers > 1`` renders them in that
     many processes (0: one per CPU core), with the same result."""
     workers = check_int("workers", workers, minimum=0)
     seeds = [int(s) for s in seeds]
-    if workers == 1 or len(seeds) < 2:
-        drawn = [_scene_views(s, size) for s in seeds]
-    else:
-        drawn = _scenes_in_processes(seeds, size, workers or os.cpu_count() or 1)
+    drawn = map_in_processes(functools.partial(_scene_views, size=size), seeds, workers=workers)
     scenes = [scene for scene, _, _ in drawn]
     labels = [lab for _, scene_labels, _ in drawn for lab in scene_labels]
     images = [rgb for _, _, scene_images in drawn for rgb in scene_images]

@@ -132,9 +132,9 @@ class ClaimsData:
 
 def run_claims(scale: str = "default") -> ClaimsData:
     """Every measurement of the claims on the evaluation views (cached by the checkpoints' weights). The
-    models answer on :func:`~neurips26.spatial_iq.prepare.threads` threads (one below ``paper``), at the paper
+    models answer on :func:`~neurips26.train.shipped_threads` threads (one below ``paper``), at the paper
     scale on :func:`~neurips26.train.choose_device`."""
-    from neurips26.spatial_iq.prepare import MODELS, NAMES, pretrained, threads, validation_views
+    from neurips26.spatial_iq.prepare import MODELS, NAMES, pretrained, validation_views
 
     config = ClaimsConfig.for_scale(scale)
     hashes = {n: pretrained(n, scale, verbose=False)[1].weights_hash for n in NAMES}
@@ -142,10 +142,10 @@ def run_claims(scale: str = "default") -> ClaimsData:
     def compute() -> ClaimsData:
         import torch
 
-        from neurips26.train import choose_device, torch_threads
+        from neurips26.train import choose_device, shipped_threads, torch_threads
 
         device = choose_device() if scale == "paper" else torch.device("cpu")
-        with torch_threads(threads(scale)):
+        with torch_threads(shipped_threads(scale)):
             train, test = views("train", scale, verbose=False), views("eval", scale, verbose=False)
             models = {
                 r.name: (pretrained(r.name, scale, verbose=False)[0].to(device), r.kind) for r in MODELS

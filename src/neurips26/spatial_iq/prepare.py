@@ -61,12 +61,12 @@ from neurips26.checkpoint_files import (
     source_fingerprint,
     weights_hash,
 )
-from neurips26.scales import check_scale, pick, trial_run
+from neurips26.scales import pick, trial_run
 from neurips26.spatial_iq.dataset import DATA_FILES, PAPER_SCENES, TRIAL_SCENES, ViewSet, build, views
 from neurips26.spatial_iq.evaluate import answer_sheet, ask
 from neurips26.spatial_iq.training import GRPOConfig, SFTRecipe, grpo, new_model, sft, warmup_split
 from neurips26.spatial_iq.vlm import TinyVLM, VLMConfig
-from neurips26.train import choose_device, torch_threads
+from neurips26.train import choose_device, shipped_threads, torch_threads
 
 PKG = "neurips26.spatial_iq"
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
@@ -187,12 +187,6 @@ def plan(scale: str) -> Plan:
     return trial_caps(chosen) if trial_run() else chosen
 
 
-def threads(scale: str) -> int | None:
-    """Intra-op threads of training and measuring: one at smoke and default (a tiny model, and reproducible
-    weights), as set at paper (None)."""
-    return None if check_scale(scale) == "paper" else 1
-
-
 def validation_views(scale: str) -> ViewSet:
     """The fixed validation views the sidecar metrics are measured on."""
     # paper keeps the default's 200 views: the freshness check re-measures them at every load, on the CPU
@@ -246,7 +240,7 @@ def measure(name: str, scale: str, model: TinyVLM) -> dict[str, float]:
     the model's device. A chain-of-thought model answers the total once, its chain holding the other two;
     a plain one is asked the three questions (the paper protocol's answers to them, without the others)."""
     data = validation_views(scale)
-    with torch_threads(threads(scale)):
+    with torch_threads(shipped_threads(scale)):
         if row(name).kind == "cot":
             sheet = answer_sheet(model, data, "cot", "paper")
         else:
@@ -269,13 +263,9 @@ def _train_views(p: Plan, scale: str, verbose: bool) -> ViewSet:
     """The training views through the results cache. Under torchrun rank 0 renders them (in processes at
     the paper scale) while the other ranks wait, then they read rank 0's cache entry (or render them
     themselves when the cache is off), so N ranks do not render them N times over on one machine."""
-    me = distributed.world()
-    if not me.distributed:
-        return views("train", scale, scenes=p.train_scenes, verbose=verbose)
-    distributed.init()
-    data = views("train", scale, scenes=p.train_scenes, verbose=verbose) if me.rank == 0 else None
-    distributed.barrier()
-    return data if data is not None else views("train", scale, scenes=p.train_scenes, verbose=False)
+    return distributed.main_first(
+        lambda first: views("train", scale, scenes=p.train_scenes, verbose=verbose and first)
+    )
 
 
 def _fit(name: str, scale: str, verbose: bool) -> tuple[TinyVLM, dict[str, list[float]]]:
@@ -285,7 +275,7 @@ def _fit(name: str, scale: str, verbose: bool) -> tuple[TinyVLM, dict[str, list[
     data = _train_views(p, scale, verbose)
     r = row(name)
     device = choose_device()
-    with torch_threads(threads(scale)):
+    with torch_threads(shipped_threads(scale)):
         if r.parent is None:
             model = new_model(p.vlm, seed=0).to(device)
         else:

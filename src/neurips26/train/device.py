@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import torch
 
 from neurips26.distributed import world
+from neurips26.scales import check_scale
 from neurips26.validation import check_int
 
 DEVICE_ENV = "NEURIPS26_DEVICE"
@@ -103,3 +104,11 @@ def torch_threads(n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def shipped_threads(scale: str) -> int | None:
+    """The intra-op thread count a chapter trains and measures on at ``scale``, for :func:`torch_threads`:
+    one at the shipped scales (``smoke``, ``default``), where a CPU matmul's sums, split by thread count,
+    must come out as when the committed checkpoints were trained; None (as set) at ``paper``, which runs
+    on a GPU or on every core."""
+    return None if check_scale(scale) == "paper" else 1

@@ -32,6 +32,8 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves, tree_map
 
+from neurips26.scales import trial_run
+
 META = torch.device("meta")
 
 _MISMATCH = ("is not on the expected device", "Expected all tensors to be on the same device", "two devices")
@@ -71,10 +73,9 @@ def _tag(value: Any) -> Any:
 
 def _prepared_on_meta(value: Any) -> Any:
     """A CPU tensor made before the step (not marked), put on the meta device; anything else as it is."""
-    made = isinstance(value, torch.Tensor) and not value.is_meta and getattr(value, _MADE, False)
-    if isinstance(value, torch.Tensor) and not value.is_meta and value.ndim and not made:
-        return value.to(META)
-    return value
+    if not isinstance(value, torch.Tensor) or value.is_meta or not value.ndim or getattr(value, _MADE, False):
+        return value
+    return value.to(META)
 
 
 class _MetaStep(TorchFunctionMode):
@@ -162,9 +163,9 @@ def _attempt(model: nn.Module, loss_fn: Callable, batch: Any, move: Callable, an
     ``n`` counts the truth values it read."""
     ghost = copy.deepcopy(model).to(META)
     ghost.train(model.training)
-    reads = _MetaStep(answers)
+    mode = _MetaStep(answers)
     try:
-        with torch.random.fork_rng(devices=[]), _all_nonzero(), reads:
+        with torch.random.fork_rng(devices=[]), _all_nonzero(), mode:
             loss = loss_fn(ghost, move(batch, META))
             if isinstance(loss, torch.Tensor) and loss.requires_grad:
                 loss.backward()
@@ -175,15 +176,15 @@ def _attempt(model: nn.Module, loss_fn: Callable, batch: Any, move: Callable, an
                 f"CPU while the model is on a GPU)"
             ) from error
         first = str(error).splitlines()[0][:160] if str(error) else ""
-        return f"{type(error).__name__}: {first}", reads.decisions
-    return None, reads.decisions
+        return f"{type(error).__name__}: {first}", mode.decisions
+    return None, mode.decisions
 
 
 def meta_step(
     model: nn.Module,
     loss_fn: Callable[[nn.Module, Any], torch.Tensor],
     batch: Any,
-    move: Callable[[Any, torch.device], Any],
+    move: Callable[[Any, torch.device], Any] | None = None,
 ) -> str | None:
     """Run ``loss_fn`` and its backward pass on meta copies of ``model`` and ``batch``.
 
@@ -192,15 +193,18 @@ def meta_step(
     answered True instead, and so on (a depth-first search over the answers, at most :data:`MAX_TRIES`
     tries), until a try runs to the end.
     Returns None when one did (every tensor the step made followed the model), else why the try that got
-    furthest could not.
-    Raises :class:`DevicePlacementError` as soon as a try mixes devices. ``move(batch, device)`` moves a
-    batch's tensors (the trainer's own mover). Neither ``model`` nor torch's global random state is touched
-    (copies are made with :func:`copy.deepcopy`, the tries run in a forked random state).
+    furthest could not. Raises :class:`DevicePlacementError` as soon as a try mixes devices.
+
+    ``move(batch, device)`` moves a batch's tensors (default :func:`neurips26.train.fit.move_batch`).
+    Neither ``model`` nor torch's global random state is touched (copies are made with
+    :func:`copy.deepcopy`, the tries run in a forked random state).
     """
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module; got {type(model).__name__}")
     if not callable(loss_fn):
         raise TypeError(f"loss_fn must be callable as loss_fn(model, batch); got {type(loss_fn).__name__}")
+    if move is None:
+        from neurips26.train.fit import move_batch as move  # (fit imports this module)
     answers: list[bool] = []
     deepest = (-1, "")  # the reason of the try that read the most truth values: it got furthest
     for _ in range(MAX_TRIES):
@@ -223,18 +227,14 @@ def check_first_step(
     batch: Any,
     *,
     desc: str,
-    move: Callable[[Any, torch.device], Any] | None = None,
 ) -> None:
     """In a trial run on the CPU, :func:`meta_step` and :func:`report` (else nothing): what
     :func:`neurips26.train.fit` does before its first update, for training loops of their own to call
-    with their first batch. ``move`` defaults to :func:`neurips26.train.fit.move_batch`."""
-    from neurips26.scales import trial_run
-    from neurips26.train.fit import move_batch
-
+    with their first batch."""
     first = next(model.parameters(), None)
     if not trial_run() or first is None or first.device.type != "cpu":
         return
-    report(desc, meta_step(model, loss_fn, batch, move_batch if move is None else move))
+    report(desc, meta_step(model, loss_fn, batch))
 
 
 def report(desc: str, outcome: str | None) -> None:

@@ -446,7 +446,7 @@ def fit(
                 if device.type != "cpu":
                     batch = move_batch(batch, device)
                 if s == 0 and ddp is None:  # a trial run on the CPU tries the step on the meta device
-                    device_check.check_first_step(model, loss_fn, batch, desc=desc, move=move_batch)
+                    device_check.check_first_step(model, loss_fn, batch, desc=desc)
                 optimizer.zero_grad(set_to_none=True)
                 value = _accumulate(net, ddp, loss_fn, batch, config.micro_batches, autocast)
                 if not math.isfinite(value):

@@ -69,8 +69,6 @@ def test_paper_plan_uses_the_paper_split_sizes_and_larger_networks():
     assert default.encoder == ENCODER_CONFIG and default.policy == PolicyConfig()
     assert (default.pretrain_batch, default.pretrain_lr, default.warmup) == (64, 3e-3, None)
     assert P.expected_hash("spark", "paper") != P.expected_hash("spark", "default")
-    # the committed weights and metrics came from one thread; paper measures on all of them
-    assert (P._threads("smoke"), P._threads("default"), P._threads("paper")) == (1, 1, None)
 
 
 def test_default_hash_leaves_the_growth_fields_out():

@@ -54,7 +54,6 @@ def test_paper_plan_takes_the_papers_data_sizes_and_a_larger_model(no_trial):
         assert (recipe.steps - 1) * recipe.batch < 3 * seen <= recipe.steps * recipe.batch  # 3 epochs
     assert [r.seed for r in (paper.backbone, paper.plain, paper.cot, paper.warmup)] == [0, 1, 2, 3]
     assert (paper.grpo.steps, paper.grpo.prompts, paper.grpo.group) == (500, 8, 8)
-    assert P.threads("paper") is None and P.threads("default") == P.threads("smoke") == 1
 
 
 def test_default_and_smoke_hashes_are_the_committed_ones_and_paper_differs(no_trial):

@@ -83,3 +83,11 @@ def test_a_torchrun_rank_gets_its_own_gpu(monkeypatch):
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("LOCAL_RANK", "0")
     assert choose_device() == torch.device("cuda")
+
+
+def test_shipped_scales_train_on_one_thread_and_paper_on_what_is_set():
+    from neurips26.train import shipped_threads
+
+    assert (shipped_threads("smoke"), shipped_threads("default"), shipped_threads("paper")) == (1, 1, None)
+    with pytest.raises(ValueError, match="scale"):
+        shipped_threads("huge")

@@ -8,7 +8,6 @@ from torch import nn
 from neurips26.scales import TRIAL_ENV
 from neurips26.train import fit
 from neurips26.train.device_check import DevicePlacementError, check_first_step, meta_step, mismatched_devices
-from neurips26.train.fit import move_batch
 
 
 def _model() -> nn.Module:
@@ -82,13 +81,13 @@ def _made_grid(model, batch):
 
 @pytest.mark.parametrize("loss", [_placed, _checked, _prepared, _masked])
 def test_a_step_that_keeps_to_the_models_device_passes(loss):
-    assert meta_step(_model(), loss, _batch(), move_batch) is None
+    assert meta_step(_model(), loss, _batch()) is None
 
 
 @pytest.mark.parametrize("loss", [_host_noise, _host_target, _host_generator, _made_grid])
 def test_a_tensor_made_off_the_models_device_raises(loss):
     with pytest.raises(DevicePlacementError, match="mixes devices"):
-        meta_step(_model(), loss, _batch(), move_batch)
+        meta_step(_model(), loss, _batch())
 
 
 def test_the_same_losses_run_on_the_cpu_so_only_the_check_tells_them_apart():
@@ -97,7 +96,7 @@ def test_the_same_losses_run_on_the_cpu_so_only_the_check_tells_them_apart():
 
 
 def test_a_step_that_needs_real_values_is_reported_not_failed():
-    reason = meta_step(_model(), _needs_values, _batch(), move_batch)
+    reason = meta_step(_model(), _needs_values, _batch())
     assert reason is not None and "mixes devices" not in reason
 
 
@@ -105,7 +104,7 @@ def test_neither_the_model_nor_the_random_state_changes():
     model = _model()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     state = torch.get_rng_state()
-    meta_step(model, _placed, _batch(), move_batch)
+    meta_step(model, _placed, _batch())
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert all(p.device.type == "cpu" and p.grad is None for p in model.parameters())
     assert torch.equal(torch.get_rng_state(), state)
@@ -113,9 +112,9 @@ def test_neither_the_model_nor_the_random_state_changes():
 
 def test_bad_arguments_name_themselves():
     with pytest.raises(TypeError, match="model"):
-        meta_step("net", _placed, _batch(), move_batch)
+        meta_step("net", _placed, _batch())
     with pytest.raises(TypeError, match="loss_fn"):
-        meta_step(_model(), 3, _batch(), move_batch)
+        meta_step(_model(), 3, _batch())
 
 
 def test_mismatch_is_told_from_other_errors():

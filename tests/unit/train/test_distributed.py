@@ -99,6 +99,21 @@ SCRIPT = textwrap.dedent(
         return model
 
 
+    def main_first_result(out):
+        # rank 0 builds (writes a marker) while rank 1 waits; rank 1 then finds the marker
+        marker = os.path.join(os.path.dirname(out), os.path.basename(out) + "-built")
+
+        def build(first):
+            if first:
+                with open(marker, "w") as f:
+                    f.write("built")
+                return "built"
+            assert os.path.exists(marker), "rank 1 ran before rank 0 had built"
+            return "read"
+
+        return distributed.main_first(build)
+
+
     def bypass_message():
         # A loss_fn that calls the module inside the DDP wrapper skips DDP's forward: a clear error.
         def loss_fn(model, batch):
@@ -119,6 +134,7 @@ SCRIPT = textwrap.dedent(
         message = bypass_message()
         gated = train_gated()
         me = distributed.world()
+        assert main_first_result(out) == ("built" if me.rank == 0 else "read")
 
         @distributed.main_only
         def save():
@@ -232,6 +248,7 @@ def test_one_process_helpers_are_no_ops(monkeypatch):
     t = torch.tensor([1.5, 2.5])
     assert distributed.all_reduce_mean(2.5) == 2.5 and distributed.all_reduce_mean(t) is t
     assert distributed.broadcast_object({"a": 1}) == {"a": 1}
+    assert distributed.main_first(lambda first: first) is True
     model = nn.Linear(2, 2)
     assert distributed.wrap(model) is model and distributed.unwrap(model) is model
     calls = []
