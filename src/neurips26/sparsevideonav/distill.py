@@ -41,7 +41,8 @@ from neurips26.sparsevideonav.dataset import Episode, make_batch
 from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.sampler import initial_state, inject
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, device_of, fit_recipe, on_device
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, device_of, fit_recipe
+from neurips26.train.fit import move_batch
 from neurips26.validation import check_float, check_int
 
 
@@ -108,7 +109,7 @@ def teacher_paths(
     noise = torch.Generator().manual_seed(seed)
     for start in range(0, len(pairs), batch):
         b = make_batch(episodes, pairs[start : start + batch], offsets, max_history=MAX_HISTORY)
-        b = on_device(b, device)
+        b = move_batch(b, device)
         reference = b.clip[:, :REFERENCE_CHUNKS]
         memory = teacher.memory(b.history, b.history_mask, b.words)
         z = initial_state(reference, len(offsets), generator=noise)

@@ -38,8 +38,9 @@ from neurips26.sparsevideonav.generator import SparseVideoGenerator
 from neurips26.sparsevideonav.pose_estimator import PoseEstimator, relabel
 from neurips26.sparsevideonav.sampler import sample
 from neurips26.sparsevideonav.timeline import REFERENCE_CHUNKS
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, device_of, fit_recipe, on_device
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, device_of, fit_recipe
 from neurips26.train import choose_device
+from neurips26.train.fit import move_batch
 from neurips26.validation import check_choice
 
 LABELS: tuple[str, ...] = ("relabelled", "real")
@@ -107,7 +108,7 @@ def imagined_set(
         b = make_batch(
             episodes, pairs[start : start + batch], student.config.offsets, max_history=MAX_HISTORY
         )
-        b = on_device(b, device)
+        b = move_batch(b, device)
         reference = b.clip[:, :REFERENCE_CHUNKS]
         clip = imagine(former, student, reference, b.history, b.history_mask, b.words, generator=noise)
         labels = relabel(estimator, codec, reference, clip[:, REFERENCE_CHUNKS:]).to(device)

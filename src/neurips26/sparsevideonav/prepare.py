@@ -90,13 +90,13 @@ from neurips26.sparsevideonav.train import (
     Recipe,
     Stage2,
     device_of,
-    on_device,
     train_history,
     train_i2v,
     train_t2v,
 )
 from neurips26.sparsevideonav.world import NavWorld, Pose
 from neurips26.train import choose_device, shipped_threads, torch_threads
+from neurips26.train.fit import move_batch
 
 PACKAGE_DIR = Path(__file__).resolve().parent / "checkpoints"
 PKG = "neurips26.sparsevideonav"
@@ -519,13 +519,13 @@ def _codec_frames() -> np.ndarray:
 
 def _memory(former: Former, b, device: torch.device) -> torch.Tensor:
     """``h_T`` of batch ``b``, computed where ``former`` lives and handed over on ``device``."""
-    h = on_device(b, device_of(former))
+    h = move_batch(b, device_of(former))
     return former(h.history, h.history_mask, h.words).to(device)
 
 
 def _flow_val(model: SparseVideoGenerator, scale: str, former: Former | None = None) -> float:
     _, _, b = val_batch(scale, model.config.offsets)
-    b = on_device(b, device_of(model))
+    b = move_batch(b, device_of(model))
     g = torch.Generator().manual_seed(11)
     with torch.no_grad():
         memory = _memory(former, b, b.clip.device) if former is not None else None
@@ -533,7 +533,7 @@ def _flow_val(model: SparseVideoGenerator, scale: str, former: Former | None = N
 
 
 def _head_val(model: ActionHead, scale: str, labels: str) -> float:
-    data = on_device(_val_imagined(scale), device_of(model))
+    data = move_batch(_val_imagined(scale), device_of(model))
     g = torch.Generator().manual_seed(12)
     targets = data.relabelled if labels == "relabelled" else data.real
     with torch.no_grad():
@@ -575,7 +575,7 @@ def _measure(name: str, scale: str, model: Any) -> dict[str, float]:
         return {"val_loss": _head_val(model, scale, "relabelled" if name == "head" else "real")}
     if name in BASELINES:
         _, _, b = val_batch(scale, (0,), action_length=model.head.config.horizon)
-        b = on_device(b, device_of(model.head))
+        b = move_batch(b, device_of(model.head))
         g = torch.Generator().manual_seed(14)
         with torch.no_grad():
             memory = _memory(model.former, b, b.clip.device)

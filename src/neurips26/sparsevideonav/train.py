@@ -18,10 +18,8 @@ module, :class:`Stage2` included, and each rank draws its own flow noise: rank 0
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import torch
 from torch import nn
@@ -33,8 +31,6 @@ from neurips26.sparsevideonav.former import Former, FormerConfig
 from neurips26.sparsevideonav.generator import GeneratorConfig, SparseVideoGenerator, flow_loss, load_stage
 from neurips26.train import choose_device, fit
 from neurips26.validation import check_float, check_int
-
-BatchT = TypeVar("BatchT")
 
 #: History chunks a training example keeps at most (the longest demonstration has about 62).
 MAX_HISTORY = 64
@@ -95,17 +91,6 @@ class Stage2(nn.Module):
                 raise ValueError("Stage2 needs memory, or history and history_mask for its Former")
             memory = self.memory(history, history_mask, words)
         return self.generator(x, t, words, memory=memory)
-
-
-def on_device(batch: BatchT, device: torch.device) -> BatchT:
-    """``batch`` (a :class:`~.dataset.Batch` or another dataclass of tensors) with its tensors on ``device``
-    (the numpy fields stay)."""
-    moved = {
-        f.name: getattr(batch, f.name).to(device)
-        for f in dataclasses.fields(batch)
-        if isinstance(getattr(batch, f.name), torch.Tensor)
-    }
-    return dataclasses.replace(batch, **moved)
 
 
 def device_of(model: nn.Module) -> torch.device:
@@ -235,7 +220,6 @@ __all__ = [
     "Stage2",
     "device_of",
     "fit_recipe",
-    "on_device",
     "train_history",
     "train_i2v",
     "train_t2v",

@@ -23,7 +23,8 @@ from neurips26.sparsevideonav.former import Former, FormerConfig
 from neurips26.sparsevideonav.generator import GeneratorConfig, SparseVideoGenerator, flow_loss
 from neurips26.sparsevideonav.head_training import BCPolicyNet
 from neurips26.sparsevideonav.pose_estimator import PoseEstimator, PoseEstimatorConfig
-from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2, on_device
+from neurips26.sparsevideonav.train import MAX_HISTORY, Recipe, Stage2
+from neurips26.train.fit import move_batch
 
 # The smoke hashes as committed before the paper scale (the default ones are read from the sidecars).
 SMOKE_HASHES = {
@@ -275,9 +276,9 @@ def test_the_baseline_loss_through_its_forward_equals_the_frozen_former_then_hea
     assert all(p.grad is None for p in net.former.parameters())  # the Former stays frozen
 
 
-def test_on_device_moves_the_tensors_and_keeps_the_numpy_fields(data):
+def test_move_batch_moves_a_batchs_tensors_and_keeps_its_numpy_fields(data):
     _, b, _, _ = data
-    moved = on_device(b, torch.device("meta"))
+    moved = move_batch(b, torch.device("meta"))
     assert moved.clip.device.type == "meta" and moved.history_mask.device.type == "meta"
     assert moved.episode is b.episode and isinstance(moved.decision, np.ndarray)
 
